@@ -1,0 +1,206 @@
+"""Write and read the shared evidence envelope (contracts/README.md §1 and §3).
+
+Readers treat every artifact as hostile: it may come from a caller, a replayed checkpoint or a
+buggy tool. ``read_envelope`` therefore re-derives everything it trusts — the id from the record's
+content, the handle and the excerpt from the message's own text — and never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from deerflow.knowledge.contract import (
+    ENVELOPE_VERSION,
+    MAX_SOURCES,
+    KnowledgeSource,
+    check_record,
+)
+from deerflow.knowledge.ids import source_id
+
+__all__ = [
+    "ENVELOPE_ERRORS",
+    "KNOWLEDGE_SOURCES_KEY",
+    "REJECTION_REASONS",
+    "RESERVED_KEYS",
+    "RETRIEVAL_SOURCES_KEY",
+    "SOURCE_HANDLE_PREFIX",
+    "VERSION_KEY",
+    "EnvelopeError",
+    "ReadResult",
+    "Rejection",
+    "RejectionReason",
+    "build_envelope",
+    "handle_for",
+    "read_envelope",
+    "text_parts",
+]
+
+KNOWLEDGE_SOURCES_KEY: Final = "knowledge_sources"
+VERSION_KEY: Final = "knowledge_sources_version"
+RETRIEVAL_SOURCES_KEY: Final = "retrieval_sources"
+RESERVED_KEYS: Final = frozenset({KNOWLEDGE_SOURCES_KEY, VERSION_KEY, RETRIEVAL_SOURCES_KEY})
+SOURCE_HANDLE_PREFIX: Final = "#knowledge-source-"
+
+RejectionReason = Literal["bad_field", "id_mismatch", "duplicate", "handle_missing", "excerpt_missing"]
+EnvelopeError = Literal["not_an_array", "bad_version", "too_many_records"]
+REJECTION_REASONS: Final = (
+    "bad_field",
+    "id_mismatch",
+    "duplicate",
+    "handle_missing",
+    "excerpt_missing",
+)
+ENVELOPE_ERRORS: Final = ("not_an_array", "bad_version", "too_many_records")
+
+_HANDLE_RE = re.compile(r"#knowledge-source-([0-9a-f]{32})")
+# How far after its handle an excerpt is looked for before the whole text is searched: writers put
+# the excerpt right after the handle's line, so the common case never scans the full content.
+_EXCERPT_WINDOW: Final = 4_096
+
+
+def handle_for(source_id_: str) -> str:
+    return SOURCE_HANDLE_PREFIX + source_id_
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    key: str
+    index: int
+    reason: RejectionReason
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    sources: tuple[KnowledgeSource, ...] = ()
+    rejected: tuple[Rejection, ...] = ()
+    error: EnvelopeError | None = None
+    native: Mapping[str, Any] | None = field(default=None)
+    """The native RAGFlow snapshot object when ``knowledge_sources`` is one (unverified here)."""
+
+
+def build_envelope(sources: Iterable[KnowledgeSource], *, limit: int = MAX_SOURCES) -> dict[str, Any]:
+    """The artifact for ``sources``: deduplicated by id (first kept), at most ``limit`` records."""
+    if not 0 <= limit <= MAX_SOURCES:
+        raise ValueError(f"limit must be between 0 and {MAX_SOURCES}")
+    seen: set[str] = set()
+    records: list[dict[str, Any]] = []
+    for source in sources:
+        if source.id in seen:
+            continue
+        if len(records) == limit:
+            break
+        seen.add(source.id)
+        records.append(source.to_record())
+    return {VERSION_KEY: ENVELOPE_VERSION, KNOWLEDGE_SOURCES_KEY: records}
+
+
+def text_parts(content: object) -> list[str]:
+    """The text a handle or excerpt may be found in: a string, or the text parts of list content."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    parts: list[str] = []
+    for item in content:
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, Mapping) and item.get("type") == "text":
+            text = item.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return parts
+
+
+def _is_version_one(value: object) -> bool:
+    return (type(value) is int and value == ENVELOPE_VERSION) or (
+        type(value) is float and value == ENVELOPE_VERSION
+    )
+
+
+class _Text:
+    """The message's text parts with every handle's positions found in one pass."""
+
+    __slots__ = ("handles", "parts")
+
+    def __init__(self, parts: list[str]) -> None:
+        self.parts = parts
+        self.handles: dict[str, list[tuple[int, int]]] = {}
+        for part_index, part in enumerate(parts):
+            for match in _HANDLE_RE.finditer(part):
+                self.handles.setdefault(match.group(1), []).append((part_index, match.end()))
+
+    def has_excerpt(self, record_id: str, excerpt: str) -> bool:
+        window = len(excerpt) + _EXCERPT_WINDOW
+        for part_index, end in self.handles.get(record_id, ()):
+            if self.parts[part_index].find(excerpt, end, end + window) != -1:
+                return True
+        return any(excerpt in part for part in self.parts)
+
+
+def read_envelope(content: object, artifact: object) -> ReadResult:
+    """Verified shared records of one tool message; never raises on hostile input."""
+    try:
+        return _read(content, artifact)
+    except Exception:  # pragma: no cover - defence in depth: a reader must never raise
+        return ReadResult(error="not_an_array")
+
+
+def _read(content: object, artifact: object) -> ReadResult:
+    if not isinstance(artifact, Mapping):
+        return ReadResult()
+    has_primary = KNOWLEDGE_SOURCES_KEY in artifact
+    has_secondary = RETRIEVAL_SOURCES_KEY in artifact
+    if not has_primary and not has_secondary:
+        return ReadResult()
+    primary = artifact.get(KNOWLEDGE_SOURCES_KEY)
+    secondary = artifact.get(RETRIEVAL_SOURCES_KEY)
+    native = primary if isinstance(primary, Mapping) else None
+    if has_primary and not isinstance(primary, list | Mapping):
+        return ReadResult(error="not_an_array")
+    if has_secondary and not isinstance(secondary, list):
+        return ReadResult(error="not_an_array", native=native)
+    arrays: list[tuple[str, list[Any]]] = []
+    if isinstance(primary, list):
+        arrays.append((KNOWLEDGE_SOURCES_KEY, primary))
+    if isinstance(secondary, list):
+        arrays.append((RETRIEVAL_SOURCES_KEY, secondary))
+    if not arrays:
+        return ReadResult(native=native)
+    if not _is_version_one(artifact.get(VERSION_KEY)):
+        return ReadResult(error="bad_version", native=native)
+    if sum(len(records) for _, records in arrays) > MAX_SOURCES:
+        return ReadResult(error="too_many_records", native=native)
+
+    text = _Text(text_parts(content))
+    accepted: dict[str, KnowledgeSource] = {}
+    rejected: list[Rejection] = []
+    for key, records in arrays:
+        for index, record in enumerate(records):
+            reason = _verify(record, text, accepted)
+            if reason is None:
+                accepted[record["id"]] = KnowledgeSource.model_construct(
+                    **{k: (int(v) if k == "page" else v) for k, v in record.items()}
+                )
+            else:
+                rejected.append(Rejection(key, index, reason))
+    return ReadResult(tuple(accepted.values()), tuple(rejected), None, native)
+
+
+def _verify(
+    record: Any, text: _Text, accepted: Mapping[str, KnowledgeSource]
+) -> RejectionReason | None:
+    if not check_record(record):
+        return "bad_field"
+    record_id: str = record["id"]
+    if source_id(record) != record_id:
+        return "id_mismatch"
+    if record_id in accepted:
+        return "duplicate"
+    if record_id not in text.handles:
+        return "handle_missing"
+    if not text.has_excerpt(record_id, record["excerpt"]):
+        return "excerpt_missing"
+    return None
