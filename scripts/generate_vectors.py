@@ -49,29 +49,77 @@ def source_id_cases() -> list[dict[str, Any]]:
     base = {"provider": "lightrag", "title": "guide.md", "excerpt": "Deer eat acorns."}
     records: list[tuple[str, str, dict[str, Any]]] = [
         ("ascii", "plain ASCII record", base),
-        ("cjk", "CJK title and excerpt", {**base, "title": "鹿の生態.md", "excerpt": "鹿はどんぐりを食べる。"}),
-        ("emoji-astral", "astral emoji in title and excerpt", {**base, "title": "🦌 notes", "excerpt": "Deer 🦌🌰 facts 𝔘"}),
-        ("combining", "combining marks stay unnormalized (e + U+0301)", {**base, "title": "cafe\u0301.md"}),
-        ("precomposed", "precomposed é differs from the combining form", {**base, "title": "caf\u00e9.md"}),
-        ("u2028-u2029", "line and paragraph separators are literal", {**base, "excerpt": "a\u2028b\u2029c"}),
+        (
+            "cjk",
+            "CJK title and excerpt",
+            {**base, "title": "鹿の生態.md", "excerpt": "鹿はどんぐりを食べる。"},
+        ),
+        (
+            "emoji-astral",
+            "astral emoji in title and excerpt",
+            {**base, "title": "🦌 notes", "excerpt": "Deer 🦌🌰 facts \U0001d518"},
+        ),
+        (
+            "combining",
+            "combining marks stay unnormalized (e + U+0301)",
+            {**base, "title": "cafe\u0301.md"},
+        ),
+        (
+            "precomposed",
+            "precomposed é differs from the combining form",
+            {**base, "title": "caf\u00e9.md"},
+        ),
+        (
+            "u2028-u2029",
+            "line and paragraph separators are literal",
+            {**base, "excerpt": "a\u2028b\u2029c"},
+        ),
         ("quotes", "double quotes are escaped", {**base, "excerpt": 'He said "deer".'}),
         ("backslash", "backslashes are escaped", {**base, "title": "C:\\docs\\deer.md"}),
-        ("control-escapes", "short escapes \\b \\f \\n \\r \\t", {**base, "excerpt": "a\bb\fc\nd\re\tf"}),
-        ("control-u-escapes", "other C0 controls as lowercase \\u00xx", {**base, "excerpt": "x\x00y\x01z\x1fw\x0b"}),
-        ("del-c1-literal", "DEL and C1 controls are literal in JCS", {**base, "excerpt": "x\x7fy\x85z\x9f"}),
+        (
+            "control-escapes",
+            "short escapes \\b \\f \\n \\r \\t",
+            {**base, "excerpt": "a\bb\fc\nd\re\tf"},
+        ),
+        (
+            "control-u-escapes",
+            "other C0 controls as lowercase \\u00xx",
+            {**base, "excerpt": "x\x00y\x01z\x1fw\x0b"},
+        ),
+        (
+            "del-c1-literal",
+            "DEL and C1 controls are literal in JCS",
+            {**base, "excerpt": "x\x7fy\x85z\x9f"},
+        ),
         ("slash-literal", "forward slash is not escaped", {**base, "excerpt": "a/b</script>"}),
         ("html", "HTML-ish characters are literal", {**base, "excerpt": "<b>&amp;</b> 'x'"}),
-        ("bom-zwsp", "BOM and zero-width space are literal", {**base, "excerpt": "\ufeffdeer\u200b"}),
+        (
+            "bom-zwsp",
+            "BOM and zero-width space are literal",
+            {**base, "excerpt": "\ufeffdeer\u200b"},
+        ),
         ("nbsp", "no-break space kept", {**base, "title": "deer\u00a0guide"}),
         ("rtl", "right-to-left text", {**base, "title": "غزال.md", "excerpt": "الغزال يأكل"}),
         ("long-excerpt", "20,000 code point excerpt", {**base, "excerpt": "d" * 20_000}),
         ("long-astral-title", "512 astral code points", {**base, "title": "🦌" * 512}),
-        ("provider-dots", "provider with dot, dash and underscore", {**base, "provider": "my.rag_v2-x"}),
+        (
+            "provider-dots",
+            "provider with dot, dash and underscore",
+            {**base, "provider": "my.rag_v2-x"},
+        ),
         ("max-page", "page 1000000", {**base, "page": 1_000_000}),
         ("min-page", "page 1", {**base, "page": 1}),
-        ("url-query", "URL with query and fragment", {**base, "url": "https://example.com/a?b=1&c=ü#frag"}),
+        (
+            "url-query",
+            "URL with query and fragment",
+            {**base, "url": "https://example.com/a?b=1&c=ü#frag"},
+        ),
         ("id-ignored", "an id key in the input is ignored", {**base, "id": "0" * 32}),
-        ("key-order", "input key order does not matter", {"excerpt": base["excerpt"], "title": base["title"], "provider": base["provider"]}),
+        (
+            "key-order",
+            "input key order does not matter",
+            {"excerpt": base["excerpt"], "title": base["title"], "provider": base["provider"]},
+        ),
     ]
     optional = {"dataset_name": "Deer dataset", "url": "https://example.com/deer", "page": 7}
     names = list(optional)
@@ -96,9 +144,17 @@ def source_id_cases() -> list[dict[str, Any]]:
 def envelope_cases() -> list[dict[str, Any]]:
     cases: list[dict[str, Any]] = []
 
-    def add(slug: str, description: str, content: Any, artifact: Any, *, sources: list[str] | None = None,
-            rejected: list[tuple[str, int, str]] | None = None, error: str | None = None,
-            schema_valid: bool = True) -> None:
+    def add(
+        slug: str,
+        description: str,
+        content: Any,
+        artifact: Any,
+        *,
+        sources: list[str] | None = None,
+        rejected: list[tuple[str, int, str]] | None = None,
+        error: str | None = None,
+        schema_valid: bool = True,
+    ) -> None:
         cases.append(
             {
                 "id": f"env-{len(cases) + 1:03d}-{slug}",
@@ -115,122 +171,371 @@ def envelope_cases() -> list[dict[str, Any]]:
         )
 
     a = rec()
-    b = rec(title="field-notes.md", excerpt="Fawns are born in spring.", dataset_name="Wildlife", page=3)
-    c = rec(provider="ragflow", title="report.pdf", excerpt="Herd size doubled.", url="https://example.com/report.pdf")
+    b = rec(
+        title="field-notes.md", excerpt="Fawns are born in spring.", dataset_name="Wildlife", page=3
+    )
+    c = rec(
+        provider="ragflow",
+        title="report.pdf",
+        excerpt="Herd size doubled.",
+        url="https://example.com/report.pdf",
+    )
     ks = "knowledge_sources"
     rs = "retrieval_sources"
 
     # valid envelopes
     add("valid-one", "one valid record", content_for(a), env(a), sources=[a["id"]])
-    add("valid-three", "three records with optional fields", content_for(a, b, c), env(a, b, c),
-        sources=[a["id"], b["id"], c["id"]])
-    add("valid-extra-keys", "unrelated artifact keys are allowed", content_for(a),
-        {**env(a), "tool_debug": {"x": 1}}, sources=[a["id"]])
-    add("valid-empty", "an empty array is a valid, empty envelope", "No relevant content found.", env())
-    add("valid-user-content-irrelevant", "the reader needs the plain handle in content",
-        f"[citation:x](#user-content-knowledge-source-{a['id']})\n{a['excerpt']}", env(a),
-        rejected=[(ks, 0, "handle_missing")])
-    add("valid-list-content", "list content: text parts are searched",
-        [{"type": "text", "text": content_for(a)}, {"type": "image_url", "image_url": {"url": "x"}}],
-        env(a), sources=[a["id"]])
-    add("valid-list-strings", "list content with plain strings", ["intro", content_for(a)], env(a),
-        sources=[a["id"]])
-    add("split-across-parts", "handle and excerpt in different parts is fine",
-        [f"[citation:t](#knowledge-source-{a['id']})", a["excerpt"]], env(a), sources=[a["id"]])
-    add("excerpt-split-across-parts", "an excerpt must lie wholly inside one text part",
-        [f"[citation:t](#knowledge-source-{a['id']}) Retrieved text ", "about deer."], env(a),
-        rejected=[(ks, 0, "excerpt_missing")])
-    add("list-non-text-part", "a non-text part is not searched",
-        [{"type": "image", "text": content_for(a)}], env(a), rejected=[(ks, 0, "handle_missing")])
-    add("content-none", "null content has no text", None, env(a), rejected=[(ks, 0, "handle_missing")])
-    add("excerpt-far-from-handle", "the excerpt may appear anywhere in the content",
-        a["excerpt"] + "\n" + "x" * 10_000 + f"\n#knowledge-source-{a['id']}", env(a), sources=[a["id"]])
-    add("float-version", "version 1.0 equals 1 (JSON cannot tell them apart)", content_for(a),
-        env(a, version=1.0), sources=[a["id"]])
+    add(
+        "valid-three",
+        "three records with optional fields",
+        content_for(a, b, c),
+        env(a, b, c),
+        sources=[a["id"], b["id"], c["id"]],
+    )
+    add(
+        "valid-extra-keys",
+        "unrelated artifact keys are allowed",
+        content_for(a),
+        {**env(a), "tool_debug": {"x": 1}},
+        sources=[a["id"]],
+    )
+    add(
+        "valid-empty",
+        "an empty array is a valid, empty envelope",
+        "No relevant content found.",
+        env(),
+    )
+    add(
+        "valid-user-content-irrelevant",
+        "the reader needs the plain handle in content",
+        f"[citation:x](#user-content-knowledge-source-{a['id']})\n{a['excerpt']}",
+        env(a),
+        rejected=[(ks, 0, "handle_missing")],
+    )
+    add(
+        "valid-list-content",
+        "list content: text parts are searched",
+        [
+            {"type": "text", "text": content_for(a)},
+            {"type": "image_url", "image_url": {"url": "x"}},
+        ],
+        env(a),
+        sources=[a["id"]],
+    )
+    add(
+        "valid-list-strings",
+        "list content with plain strings",
+        ["intro", content_for(a)],
+        env(a),
+        sources=[a["id"]],
+    )
+    add(
+        "split-across-parts",
+        "handle and excerpt in different parts is fine",
+        [f"[citation:t](#knowledge-source-{a['id']})", a["excerpt"]],
+        env(a),
+        sources=[a["id"]],
+    )
+    add(
+        "excerpt-split-across-parts",
+        "an excerpt must lie wholly inside one text part",
+        [f"[citation:t](#knowledge-source-{a['id']}) Retrieved text ", "about deer."],
+        env(a),
+        rejected=[(ks, 0, "excerpt_missing")],
+    )
+    add(
+        "list-non-text-part",
+        "a non-text part is not searched",
+        [{"type": "image", "text": content_for(a)}],
+        env(a),
+        rejected=[(ks, 0, "handle_missing")],
+    )
+    add(
+        "content-none",
+        "null content has no text",
+        None,
+        env(a),
+        rejected=[(ks, 0, "handle_missing")],
+    )
+    add(
+        "excerpt-far-from-handle",
+        "the excerpt may appear anywhere in the content",
+        a["excerpt"] + "\n" + "x" * 10_000 + f"\n#knowledge-source-{a['id']}",
+        env(a),
+        sources=[a["id"]],
+    )
+    add(
+        "float-version",
+        "version 1.0 equals 1 (JSON cannot tell them apart)",
+        content_for(a),
+        env(a, version=1.0),
+        sources=[a["id"]],
+    )
 
     # dual layout
-    native = {"version": 1, "sources": [{"id": "0123456789abcdef0123456789abcdef-1", "provider": "ragflow"}]}
-    add("dual-layout", "native object in knowledge_sources, shared records in retrieval_sources",
-        content_for(a, b), {"knowledge_sources": native, "knowledge_sources_version": 1, rs: [a, b]},
-        sources=[a["id"], b["id"]])
-    add("native-only", "a native snapshot alone carries no shared records", "[citation:1](#knowledge-x)",
-        {"knowledge_sources": native})
-    add("both-arrays", "knowledge_sources array first, then retrieval_sources", content_for(a, b),
-        {"knowledge_sources": [a], "knowledge_sources_version": 1, rs: [b]}, sources=[a["id"], b["id"]])
-    add("dual-duplicate", "a duplicate across both arrays keeps the first", content_for(a),
-        {"knowledge_sources": [a], "knowledge_sources_version": 1, rs: [a]}, sources=[a["id"]],
-        rejected=[(rs, 0, "duplicate")])
-    add("retrieval-not-array", "retrieval_sources must be an array", content_for(a),
-        {"knowledge_sources_version": 1, rs: {"0": a}}, error="not_an_array", schema_valid=False)
-    add("dual-bad-record", "a bad record in retrieval_sources is reported under that key",
-        content_for(a), {"knowledge_sources": native, "knowledge_sources_version": 1, rs: [a, {"id": "x"}]},
-        sources=[a["id"]], rejected=[(rs, 1, "bad_field")], schema_valid=False)
+    native = {
+        "version": 1,
+        "sources": [{"id": "0123456789abcdef0123456789abcdef-1", "provider": "ragflow"}],
+    }
+    add(
+        "dual-layout",
+        "native object in knowledge_sources, shared records in retrieval_sources",
+        content_for(a, b),
+        {"knowledge_sources": native, "knowledge_sources_version": 1, rs: [a, b]},
+        sources=[a["id"], b["id"]],
+    )
+    add(
+        "native-only",
+        "a native snapshot alone carries no shared records",
+        "[citation:1](#knowledge-x)",
+        {"knowledge_sources": native},
+    )
+    add(
+        "both-arrays",
+        "knowledge_sources array first, then retrieval_sources",
+        content_for(a, b),
+        {"knowledge_sources": [a], "knowledge_sources_version": 1, rs: [b]},
+        sources=[a["id"], b["id"]],
+    )
+    add(
+        "dual-duplicate",
+        "a duplicate across both arrays keeps the first",
+        content_for(a),
+        {"knowledge_sources": [a], "knowledge_sources_version": 1, rs: [a]},
+        sources=[a["id"]],
+        rejected=[(rs, 0, "duplicate")],
+    )
+    add(
+        "retrieval-not-array",
+        "retrieval_sources must be an array",
+        content_for(a),
+        {"knowledge_sources_version": 1, rs: {"0": a}},
+        error="not_an_array",
+        schema_valid=False,
+    )
+    add(
+        "dual-bad-record",
+        "a bad record in retrieval_sources is reported under that key",
+        content_for(a),
+        {"knowledge_sources": native, "knowledge_sources_version": 1, rs: [a, {"id": "x"}]},
+        sources=[a["id"]],
+        rejected=[(rs, 1, "bad_field")],
+        schema_valid=False,
+    )
 
     # no envelope
     add("no-artifact", "null artifact", content_for(a), None, schema_valid=False)
-    add("artifact-list", "an artifact that is not an object carries no envelope", content_for(a), [a], schema_valid=False)
-    add("artifact-string", "a string artifact carries no envelope", content_for(a), "knowledge_sources", schema_valid=False)
+    add(
+        "artifact-list",
+        "an artifact that is not an object carries no envelope",
+        content_for(a),
+        [a],
+        schema_valid=False,
+    )
+    add(
+        "artifact-string",
+        "a string artifact carries no envelope",
+        content_for(a),
+        "knowledge_sources",
+        schema_valid=False,
+    )
     add("unrelated-artifact", "an object without reserved keys", content_for(a), {"rows": [1, 2]})
-    add("version-only", "a version key alone carries nothing", content_for(a), {"knowledge_sources_version": 2}, schema_valid=False)
+    add(
+        "version-only",
+        "a version key alone carries nothing",
+        content_for(a),
+        {"knowledge_sources_version": 2},
+        schema_valid=False,
+    )
 
     # envelope-level faults
-    add("version-2", "version 2 rejects the envelope", content_for(a), env(a, version=2), error="bad_version",
-        schema_valid=False)
-    add("version-string", 'version "1" rejects the envelope', content_for(a), env(a, version="1"),
-        error="bad_version", schema_valid=False)
-    add("version-true", "version true rejects the envelope", content_for(a), env(a, version=True),
-        error="bad_version", schema_valid=False)
-    add("version-missing", "a missing version rejects the envelope", content_for(a), {"knowledge_sources": [a]},
-        error="bad_version", schema_valid=False)
-    add("version-null", "a null version rejects the envelope", content_for(a), env(a, version=None),
-        error="bad_version", schema_valid=False)
-    add("not-an-array-string", "knowledge_sources as a string", content_for(a),
-        {"knowledge_sources_version": 1, "knowledge_sources": "x"}, error="not_an_array", schema_valid=False)
-    add("not-an-array-null", "knowledge_sources as null", content_for(a),
-        {"knowledge_sources_version": 1, "knowledge_sources": None}, error="not_an_array", schema_valid=False)
+    add(
+        "version-2",
+        "version 2 rejects the envelope",
+        content_for(a),
+        env(a, version=2),
+        error="bad_version",
+        schema_valid=False,
+    )
+    add(
+        "version-string",
+        'version "1" rejects the envelope',
+        content_for(a),
+        env(a, version="1"),
+        error="bad_version",
+        schema_valid=False,
+    )
+    add(
+        "version-true",
+        "version true rejects the envelope",
+        content_for(a),
+        env(a, version=True),
+        error="bad_version",
+        schema_valid=False,
+    )
+    add(
+        "version-missing",
+        "a missing version rejects the envelope",
+        content_for(a),
+        {"knowledge_sources": [a]},
+        error="bad_version",
+        schema_valid=False,
+    )
+    add(
+        "version-null",
+        "a null version rejects the envelope",
+        content_for(a),
+        env(a, version=None),
+        error="bad_version",
+        schema_valid=False,
+    )
+    add(
+        "not-an-array-string",
+        "knowledge_sources as a string",
+        content_for(a),
+        {"knowledge_sources_version": 1, "knowledge_sources": "x"},
+        error="not_an_array",
+        schema_valid=False,
+    )
+    add(
+        "not-an-array-null",
+        "knowledge_sources as null",
+        content_for(a),
+        {"knowledge_sources_version": 1, "knowledge_sources": None},
+        error="not_an_array",
+        schema_valid=False,
+    )
     many = [rec(excerpt=f"Deer fact number {i}.") for i in range(101)]
-    add("records-100", "exactly 100 records is allowed", content_for(*many[:100]), env(*many[:100]),
-        sources=[r["id"] for r in many[:100]])
-    add("records-101", "101 records reject the envelope", content_for(*many), env(*many),
-        error="too_many_records", schema_valid=False)
-    add("records-101-dual", "more than 100 across both arrays rejects the envelope", content_for(*many),
+    add(
+        "records-100",
+        "exactly 100 records is allowed",
+        content_for(*many[:100]),
+        env(*many[:100]),
+        sources=[r["id"] for r in many[:100]],
+    )
+    add(
+        "records-101",
+        "101 records reject the envelope",
+        content_for(*many),
+        env(*many),
+        error="too_many_records",
+        schema_valid=False,
+    )
+    add(
+        "records-101-dual",
+        "more than 100 across both arrays rejects the envelope",
+        content_for(*many),
         {"knowledge_sources_version": 1, "knowledge_sources": many[:60], rs: many[60:]},
-        error="too_many_records", schema_valid=True)
+        error="too_many_records",
+        schema_valid=True,
+    )
 
     # record-level: forgery and verification
     forged = {**a, "title": "Official policy.md"}
-    add("forged-id", "a changed title no longer matches the id", content_for(forged), env(forged),
-        rejected=[(ks, 0, "id_mismatch")])
+    add(
+        "forged-id",
+        "a changed title no longer matches the id",
+        content_for(forged),
+        env(forged),
+        rejected=[(ks, 0, "id_mismatch")],
+    )
     upper = {**a, "id": a["id"].upper()}
-    add("uppercase-hex", "uppercase hex ids are invalid", content_for(upper), env(upper),
-        rejected=[(ks, 0, "bad_field")], schema_valid=False)
+    add(
+        "uppercase-hex",
+        "uppercase hex ids are invalid",
+        content_for(upper),
+        env(upper),
+        rejected=[(ks, 0, "bad_field")],
+        schema_valid=False,
+    )
     zw = {**a, "id": a["id"][:16] + "\u200b" + a["id"][17:]}
-    add("zero-width-in-id", "a zero-width space in an id", content_for(zw), env(zw),
-        rejected=[(ks, 0, "bad_field")], schema_valid=False)
-    homoglyph = {**a, "id": a["id"][:5] + "\u0430" + a["id"][6:]}  # Cyrillic а
-    add("homoglyph-in-id", "a Cyrillic homoglyph in an id", content_for(homoglyph), env(homoglyph),
-        rejected=[(ks, 0, "bad_field")], schema_valid=False)
+    add(
+        "zero-width-in-id",
+        "a zero-width space in an id",
+        content_for(zw),
+        env(zw),
+        rejected=[(ks, 0, "bad_field")],
+        schema_valid=False,
+    )
+    homoglyph = {**a, "id": a["id"][:5] + "\u0430" + a["id"][6:]}  # U+0430 CYRILLIC SMALL LETTER A
+    add(
+        "homoglyph-in-id",
+        "a Cyrillic homoglyph in an id",
+        content_for(homoglyph),
+        env(homoglyph),
+        rejected=[(ks, 0, "bad_field")],
+        schema_valid=False,
+    )
     short = {**a, "id": a["id"][:31]}
-    add("short-id", "31 hex digits", content_for(short), env(short), rejected=[(ks, 0, "bad_field")],
-        schema_valid=False)
-    add("excerpt-not-in-content", "the excerpt must be verbatim in content",
-        f"[citation:guide.md](#knowledge-source-{a['id']})\nsomething else", env(a),
-        rejected=[(ks, 0, "excerpt_missing")])
-    add("excerpt-case-differs", "verbatim means case-sensitive",
-        f"[citation:guide.md](#knowledge-source-{a['id']})\n{a['excerpt'].upper()}", env(a),
-        rejected=[(ks, 0, "excerpt_missing")])
-    add("handle-missing", "the handle must be in content", a["excerpt"], env(a), rejected=[(ks, 0, "handle_missing")])
-    add("handle-of-other-id", "another record's handle does not count", content_for(b) + "\n" + a["excerpt"],
-        env(a, b), sources=[b["id"]], rejected=[(ks, 0, "handle_missing")])
-    add("duplicate-ids", "duplicates: the first is kept", content_for(a), env(a, a), sources=[a["id"]],
-        rejected=[(ks, 1, "duplicate")])
-    add("mixed-good-bad", "good records survive bad neighbours", content_for(a, b, forged),
-        env(a, forged, b), sources=[a["id"], b["id"]], rejected=[(ks, 1, "id_mismatch")])
+    add(
+        "short-id",
+        "31 hex digits",
+        content_for(short),
+        env(short),
+        rejected=[(ks, 0, "bad_field")],
+        schema_valid=False,
+    )
+    add(
+        "excerpt-not-in-content",
+        "the excerpt must be verbatim in content",
+        f"[citation:guide.md](#knowledge-source-{a['id']})\nsomething else",
+        env(a),
+        rejected=[(ks, 0, "excerpt_missing")],
+    )
+    add(
+        "excerpt-case-differs",
+        "verbatim means case-sensitive",
+        f"[citation:guide.md](#knowledge-source-{a['id']})\n{a['excerpt'].upper()}",
+        env(a),
+        rejected=[(ks, 0, "excerpt_missing")],
+    )
+    add(
+        "handle-missing",
+        "the handle must be in content",
+        a["excerpt"],
+        env(a),
+        rejected=[(ks, 0, "handle_missing")],
+    )
+    add(
+        "handle-of-other-id",
+        "another record's handle does not count",
+        content_for(b) + "\n" + a["excerpt"],
+        env(a, b),
+        sources=[b["id"]],
+        rejected=[(ks, 0, "handle_missing")],
+    )
+    add(
+        "duplicate-ids",
+        "duplicates: the first is kept",
+        content_for(a),
+        env(a, a),
+        sources=[a["id"]],
+        rejected=[(ks, 1, "duplicate")],
+    )
+    add(
+        "mixed-good-bad",
+        "good records survive bad neighbours",
+        content_for(a, b, forged),
+        env(a, forged, b),
+        sources=[a["id"], b["id"]],
+        rejected=[(ks, 1, "id_mismatch")],
+    )
 
     # record-level: field rules
     def bad(slug: str, description: str, record: Any, *, schema_valid: bool = False) -> None:
-        add(slug, description, content_for(record) if isinstance(record, dict) and "title" in record and isinstance(record.get("excerpt"), str) and isinstance(record.get("id"), str) else "x",
-            env(record), rejected=[(ks, 0, "bad_field")], schema_valid=schema_valid)
+        add(
+            slug,
+            description,
+            content_for(record)
+            if isinstance(record, dict)
+            and "title" in record
+            and isinstance(record.get("excerpt"), str)
+            and isinstance(record.get("id"), str)
+            else "x",
+            env(record),
+            rejected=[(ks, 0, "bad_field")],
+            schema_valid=schema_valid,
+        )
 
     bad("unknown-field", "an unknown field", rec(score=0.9))
     bad("record-not-object", "a record that is a string", "abc")
@@ -253,21 +558,57 @@ def envelope_cases() -> list[dict[str, Any]]:
         ("url-newline", "https://example.com/\nx"),
     ]:
         bad(slug, f"invalid url: {url!r}", rec(url=url))
-    add("url-ipv6-port", "an IPv6 host with a port is valid", content_for(r := rec(url="http://[::1]:8080/x")),
-        env(r), sources=[r["id"]])
+    add(
+        "url-ipv6-port",
+        "an IPv6 host with a port is valid",
+        content_for(r := rec(url="http://[::1]:8080/x")),
+        env(r),
+        sources=[r["id"]],
+    )
     long_url = "https://example.com/" + "a" * (2048 - len("https://example.com/"))
-    add("url-2048", "a 2,048 character URL is allowed", content_for(r := rec(url=long_url)), env(r), sources=[r["id"]])
+    add(
+        "url-2048",
+        "a 2,048 character URL is allowed",
+        content_for(r := rec(url=long_url)),
+        env(r),
+        sources=[r["id"]],
+    )
     bad("url-2049", "a 2,049 character URL is too long", rec(url=long_url + "a"))
-    for slug, page, valid_schema in [("page-0", 0, False), ("page-minus-1", -1, False), ("page-true", True, False),
-                                     ("page-1.5", 1.5, False), ("page-1000001", 1_000_001, False),
-                                     ("page-string", "3", False)]:
+    for slug, page, valid_schema in [
+        ("page-0", 0, False),
+        ("page-minus-1", -1, False),
+        ("page-true", True, False),
+        ("page-1.5", 1.5, False),
+        ("page-1000001", 1_000_001, False),
+        ("page-string", "3", False),
+    ]:
         bad(slug, f"invalid page {page!r}", {**rec(), "page": page}, schema_valid=valid_schema)
-    add("page-1000000", "page 1,000,000 is allowed", content_for(r := rec(page=1_000_000)), env(r), sources=[r["id"]])
-    add("page-float-integral", "page 2.0 is the integer 2", content_for(r := rec(page=2)), env({**r, "page": 2.0}),
-        sources=[r["id"]])
-    bad("lone-surrogate-title", "a lone surrogate in the title", {**rec(), "title": "deer\ud800.md"}, schema_valid=False)
-    bad("lone-surrogate-excerpt", "a lone trailing surrogate in the excerpt",
-        {**rec(), "excerpt": "deer \udc00 text"}, schema_valid=False)
+    add(
+        "page-1000000",
+        "page 1,000,000 is allowed",
+        content_for(r := rec(page=1_000_000)),
+        env(r),
+        sources=[r["id"]],
+    )
+    add(
+        "page-float-integral",
+        "page 2.0 is the integer 2",
+        content_for(r := rec(page=2)),
+        env({**r, "page": 2.0}),
+        sources=[r["id"]],
+    )
+    bad(
+        "lone-surrogate-title",
+        "a lone surrogate in the title",
+        {**rec(), "title": "deer\ud800.md"},
+        schema_valid=False,
+    )
+    bad(
+        "lone-surrogate-excerpt",
+        "a lone trailing surrogate in the excerpt",
+        {**rec(), "excerpt": "deer \udc00 text"},
+        schema_valid=False,
+    )
     bad("blank-title", "a blank title", {**rec(), "title": " \u3000\t"}, schema_valid=False)
     bad("empty-title", "an empty title", {**rec(), "title": ""}, schema_valid=False)
     bad("control-title", "a control character in the title", rec(title="guide\n.md"))
@@ -277,38 +618,116 @@ def envelope_cases() -> list[dict[str, Any]]:
     bad("blank-dataset", "a blank dataset_name", rec(dataset_name="  "))
     bad("provider-uppercase", "provider must be lowercase", rec(provider="LightRAG"))
     bad("provider-65", "provider longer than 64", rec(provider="p" * 65))
-    add("provider-64", "provider of 64 characters", content_for(r := rec(provider="p" * 64)), env(r), sources=[r["id"]])
-    add("zwsp-title", "a zero-width space title is not blank", content_for(r := rec(title="\u200b")), env(r),
-        sources=[r["id"]])
-    add("title-512", "a 512 code point title", content_for(r := rec(title="t" * 512)), env(r), sources=[r["id"]])
+    add(
+        "provider-64",
+        "provider of 64 characters",
+        content_for(r := rec(provider="p" * 64)),
+        env(r),
+        sources=[r["id"]],
+    )
+    add(
+        "zwsp-title",
+        "a zero-width space title is not blank",
+        content_for(r := rec(title="\u200b")),
+        env(r),
+        sources=[r["id"]],
+    )
+    add(
+        "title-512",
+        "a 512 code point title",
+        content_for(r := rec(title="t" * 512)),
+        env(r),
+        sources=[r["id"]],
+    )
     bad("title-513", "a 513 code point title", rec(title="t" * 513))
-    add("title-512-astral", "512 astral code points (1,024 UTF-16 units) is allowed",
-        content_for(r := rec(title="🦌" * 512)), env(r), sources=[r["id"]])
+    add(
+        "title-512-astral",
+        "512 astral code points (1,024 UTF-16 units) is allowed",
+        content_for(r := rec(title="🦌" * 512)),
+        env(r),
+        sources=[r["id"]],
+    )
     bad("title-513-astral", "513 astral code points", rec(title="🦌" * 513))
-    add("excerpt-20000", "a 20,000 code point excerpt", content_for(r := rec(excerpt="e" * 20_000)), env(r),
-        sources=[r["id"]])
+    add(
+        "excerpt-20000",
+        "a 20,000 code point excerpt",
+        content_for(r := rec(excerpt="e" * 20_000)),
+        env(r),
+        sources=[r["id"]],
+    )
     bad("excerpt-20001", "a 20,001 code point excerpt", rec(excerpt="e" * 20_001))
-    add("excerpt-20000-astral", "20,000 astral code points", content_for(r := rec(excerpt="🌰" * 20_000)), env(r),
-        sources=[r["id"]])
+    add(
+        "excerpt-20000-astral",
+        "20,000 astral code points",
+        content_for(r := rec(excerpt="🌰" * 20_000)),
+        env(r),
+        sources=[r["id"]],
+    )
     bad("excerpt-20001-astral", "20,001 astral code points", rec(excerpt="🌰" * 20_001))
-    add("dataset-512", "a 512 code point dataset name", content_for(r := rec(dataset_name="d" * 512)), env(r),
-        sources=[r["id"]])
+    add(
+        "dataset-512",
+        "a 512 code point dataset name",
+        content_for(r := rec(dataset_name="d" * 512)),
+        env(r),
+        sources=[r["id"]],
+    )
     bad("dataset-513", "a 513 code point dataset name", rec(dataset_name="d" * 513))
     bad("title-number", "a title that is a number", {**rec(), "title": 5})
     bad("excerpt-list", "an excerpt that is a list", {**rec(), "excerpt": ["a"]})
-    bad("dataset-null", "null is not allowed for an optional field (omit it)", {**rec(), "dataset_name": None})
-    native_record = {"id": "0123456789abcdef0123456789abcdef-1", "provider": "ragflow", "dataset_id": "d",
-                     "document_id": "doc", "chunk_id": "c", "dataset_name": "D", "document_name": "n.pdf",
-                     "text": "t", "truncated": False, "pages": []}
-    add("native-record-in-shared", "a native record where shared records were expected", "x",
-        env(native_record), rejected=[(ks, 0, "bad_field")], schema_valid=False)
-    add("native-object-as-retrieval", "a native object in retrieval_sources", "x",
-        {"knowledge_sources_version": 1, rs: native}, error="not_an_array", schema_valid=False)
-    add("html-title", "HTML in a title is just text (renderers escape it)",
-        content_for(r := rec(title="<img src=x onerror=alert(1)>")), env(r), sources=[r["id"]])
-    add("proto-key", "a __proto__ field is an unknown field", "x",
-        env(json.loads('{"__proto__": {"polluted": true}, "id": "' + a["id"] + '", "provider": "lightrag", "title": "guide.md", "excerpt": "Retrieved text about deer."}')),
-        rejected=[(ks, 0, "bad_field")], schema_valid=False)
+    bad(
+        "dataset-null",
+        "null is not allowed for an optional field (omit it)",
+        {**rec(), "dataset_name": None},
+    )
+    native_record = {
+        "id": "0123456789abcdef0123456789abcdef-1",
+        "provider": "ragflow",
+        "dataset_id": "d",
+        "document_id": "doc",
+        "chunk_id": "c",
+        "dataset_name": "D",
+        "document_name": "n.pdf",
+        "text": "t",
+        "truncated": False,
+        "pages": [],
+    }
+    add(
+        "native-record-in-shared",
+        "a native record where shared records were expected",
+        "x",
+        env(native_record),
+        rejected=[(ks, 0, "bad_field")],
+        schema_valid=False,
+    )
+    add(
+        "native-object-as-retrieval",
+        "a native object in retrieval_sources",
+        "x",
+        {"knowledge_sources_version": 1, rs: native},
+        error="not_an_array",
+        schema_valid=False,
+    )
+    add(
+        "html-title",
+        "HTML in a title is just text (renderers escape it)",
+        content_for(r := rec(title="<img src=x onerror=alert(1)>")),
+        env(r),
+        sources=[r["id"]],
+    )
+    add(
+        "proto-key",
+        "a __proto__ field is an unknown field",
+        "x",
+        env(
+            json.loads(
+                '{"__proto__": {"polluted": true}, "id": "'
+                + a["id"]
+                + '", "provider": "lightrag", "title": "guide.md", "excerpt": "Retrieved text about deer."}'
+            )
+        ),
+        rejected=[(ks, 0, "bad_field")],
+        schema_valid=False,
+    )
     return cases
 
 
@@ -318,24 +737,63 @@ def citation_cases() -> list[dict[str, Any]]:
     h2 = "fedcba9876543210fedcba9876543210"
     cases: list[dict[str, Any]] = []
 
-    def c(kind: str, link: str, label: str, href: str, source_id: str | None = None, reason: str | None = None,
-          occurrence: int = 0, raw_label: str | None = None) -> dict[str, Any]:
-        return {"kind": kind, "link": link, "label": label, "raw_label": raw_label, "href": href,
-                "source_id": source_id, "reason": reason, "occurrence": occurrence}
+    def c(
+        kind: str,
+        link: str,
+        label: str,
+        href: str,
+        source_id: str | None = None,
+        reason: str | None = None,
+        occurrence: int = 0,
+        raw_label: str | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "kind": kind,
+            "link": link,
+            "label": label,
+            "raw_label": raw_label,
+            "href": href,
+            "source_id": source_id,
+            "reason": reason,
+            "occurrence": occurrence,
+        }
 
-    def add(slug: str, description: str, markdown: str, expected: list[dict[str, Any]],
-            keep_ids: list[str] | None = None, relabeled: str | None = None) -> None:
+    def add(
+        slug: str,
+        description: str,
+        markdown: str,
+        expected: list[dict[str, Any]],
+        keep_ids: list[str] | None = None,
+        relabeled: str | None = None,
+    ) -> None:
         out = []
         for e in expected:
             start = -1
             for _ in range(e["occurrence"] + 1):
                 start = markdown.index(e["link"], start + 1)
-            raw = e["raw_label"] if e["raw_label"] is not None else e["link"][1 : e["link"].index("](")]
-            out.append({"kind": e["kind"], "label": e["label"], "raw_label": raw, "href": e["href"],
-                        "source_id": e["source_id"], "reason": e["reason"], "start": start,
-                        "end": start + len(e["link"])})
-        case: dict[str, Any] = {"id": f"cit-{len(cases) + 1:03d}-{slug}", "description": description,
-                                "markdown": markdown, "expected": out}
+            raw = (
+                e["raw_label"]
+                if e["raw_label"] is not None
+                else e["link"][1 : e["link"].index("](")]
+            )
+            out.append(
+                {
+                    "kind": e["kind"],
+                    "label": e["label"],
+                    "raw_label": raw,
+                    "href": e["href"],
+                    "source_id": e["source_id"],
+                    "reason": e["reason"],
+                    "start": start,
+                    "end": start + len(e["link"]),
+                }
+            )
+        case: dict[str, Any] = {
+            "id": f"cit-{len(cases) + 1:03d}-{slug}",
+            "description": description,
+            "markdown": markdown,
+            "expected": out,
+        }
         if keep_ids is not None:
             case["keep_ids"] = keep_ids
             case["relabeled"] = relabeled
@@ -343,140 +801,415 @@ def citation_cases() -> list[dict[str, Any]]:
 
     s1 = f"[citation:Guide](#knowledge-source-{h1})"
     s2 = f"[citation:Notes](#knowledge-source-{h2})"
-    add("shared", "the shared form", f"Deer eat acorns {s1}.",
-        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)])
+    add(
+        "shared",
+        "the shared form",
+        f"Deer eat acorns {s1}.",
+        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)],
+    )
     uc = f"[citation:Guide](#user-content-knowledge-source-{h1})"
-    add("user-content", "the sanitizer-prefixed form", f"See {uc}",
-        [c("shared", uc, "Guide", f"#user-content-knowledge-source-{h1}", h1)])
-    add("back-to-back", "two citations with nothing between", f"Fact.{s1}{s2}",
-        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1), c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)])
-    for slug, bad_id in [("uppercase", h1.upper()), ("short", h1[:31]), ("long", h1 + "0"), ("empty", ""),
-                         ("zwsp", h1[:10] + "\u200b" + h1[11:]), ("non-hex", "g" * 32)]:
+    add(
+        "user-content",
+        "the sanitizer-prefixed form",
+        f"See {uc}",
+        [c("shared", uc, "Guide", f"#user-content-knowledge-source-{h1}", h1)],
+    )
+    add(
+        "back-to-back",
+        "two citations with nothing between",
+        f"Fact.{s1}{s2}",
+        [
+            c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1),
+            c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2),
+        ],
+    )
+    for slug, bad_id in [
+        ("uppercase", h1.upper()),
+        ("short", h1[:31]),
+        ("long", h1 + "0"),
+        ("empty", ""),
+        ("zwsp", h1[:10] + "\u200b" + h1[11:]),
+        ("non-hex", "g" * 32),
+    ]:
         link = f"[citation:X](#knowledge-source-{bad_id})"
-        add(f"malformed-{slug}", f"malformed shared id ({slug})", f"Claim {link} end",
-            [c("malformed", link, "X", f"#knowledge-source-{bad_id}", reason="bad_source_id")])
+        add(
+            f"malformed-{slug}",
+            f"malformed shared id ({slug})",
+            f"Claim {link} end",
+            [c("malformed", link, "X", f"#knowledge-source-{bad_id}", reason="bad_source_id")],
+        )
     link = f"[citation:X](#user-content-knowledge-source-{h1}extra)"
-    add("malformed-user-content-suffix", "extra characters after the id", link,
-        [c("malformed", link, "X", f"#user-content-knowledge-source-{h1}extra", reason="bad_source_id")])
-    add("code-span", "a citation inside a code span is not a citation", f"Use `{s1}` like this.", [])
-    add("double-backtick-span", "a citation inside a double-backtick span", f"``a ` {s1}`` and {s2}",
-        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)])
-    add("unmatched-backtick", "an unmatched backtick is literal", f"a ` b {s1}",
-        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)])
-    add("fence", "a citation inside a fenced block", f"```md\n{s1}\n```\nAfter {s2}",
-        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)])
+    add(
+        "malformed-user-content-suffix",
+        "extra characters after the id",
+        link,
+        [
+            c(
+                "malformed",
+                link,
+                "X",
+                f"#user-content-knowledge-source-{h1}extra",
+                reason="bad_source_id",
+            )
+        ],
+    )
+    add(
+        "code-span", "a citation inside a code span is not a citation", f"Use `{s1}` like this.", []
+    )
+    add(
+        "double-backtick-span",
+        "a citation inside a double-backtick span",
+        f"``a ` {s1}`` and {s2}",
+        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)],
+    )
+    add(
+        "unmatched-backtick",
+        "an unmatched backtick is literal",
+        f"a ` b {s1}",
+        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)],
+    )
+    add(
+        "fence",
+        "a citation inside a fenced block",
+        f"```md\n{s1}\n```\nAfter {s2}",
+        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)],
+    )
     add("tilde-fence", "a tilde fence", f"~~~~\n{s1}\n~~~~\n", [])
-    add("unclosed-fence", "an unclosed fence runs to the end", f"{s2}\n```\n{s1}\n",
-        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)])
-    add("fence-indented-4", "a 4-space indented fence marker is not a fence (indented code is not recognised)",
-        f"    ```\n{s1}\n", [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)])
-    add("fence-shorter-close", "a shorter closing run does not close the fence", f"````\n```\n{s1}\n````\n{s2}",
-        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)])
+    add(
+        "unclosed-fence",
+        "an unclosed fence runs to the end",
+        f"{s2}\n```\n{s1}\n",
+        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)],
+    )
+    add(
+        "fence-indented-4",
+        "a 4-space indented fence marker is not a fence (indented code is not recognised)",
+        f"    ```\n{s1}\n",
+        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)],
+    )
+    add(
+        "fence-shorter-close",
+        "a shorter closing run does not close the fence",
+        f"````\n```\n{s1}\n````\n{s2}",
+        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)],
+    )
     img = f"![citation:Guide](#knowledge-source-{h1})"
     add("image", "image syntax is not a citation", f"Look {img}", [])
     img2 = f"![alt {s1}](https://example.com/x.png)"
-    add("link-in-image-alt", "a citation inside image alt text is not a citation", f"x {img2} {s2}",
-        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)])
+    add(
+        "link-in-image-alt",
+        "a citation inside image alt text is not a citation",
+        f"x {img2} {s2}",
+        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)],
+    )
     esc_img = f"\\![citation:Guide](#knowledge-source-{h1})"
-    add("escaped-bang", "an escaped ! makes the link a link again", esc_img,
-        [c("shared", esc_img[2:], "Guide", f"#knowledge-source-{h1}", h1)])
+    add(
+        "escaped-bang",
+        "an escaped ! makes the link a link again",
+        esc_img,
+        [c("shared", esc_img[2:], "Guide", f"#knowledge-source-{h1}", h1)],
+    )
     web = "[citation:Deer Org](https://deer.example/facts)"
-    add("web", "a web citation", f"See {web}", [c("web", web, "Deer Org", "https://deer.example/facts")])
+    add(
+        "web",
+        "a web citation",
+        f"See {web}",
+        [c("web", web, "Deer Org", "https://deer.example/facts")],
+    )
     webh = "[citation:Old](http://deer.example/)"
-    add("web-http", "plain http is a web citation", webh, [c("web", webh, "Old", "http://deer.example/")])
+    add(
+        "web-http",
+        "plain http is a web citation",
+        webh,
+        [c("web", webh, "Old", "http://deer.example/")],
+    )
     js = "[citation:Click](javascript:alert(1))"
-    add("javascript-href-parens", "a destination containing ( is not a link in this grammar", js, [])
+    add(
+        "javascript-href-parens", "a destination containing ( is not a link in this grammar", js, []
+    )
     js2 = "[citation:Click](javascript:void)"
-    add("javascript-href", "javascript: with a citation label is malformed, never navigable", js2,
-        [c("malformed", js2, "Click", "javascript:void", reason="unsupported_destination")])
-    add("ordinary-link", "an ordinary link is not a citation", "[docs](https://example.com) and [x](#anchor)", [])
+    add(
+        "javascript-href",
+        "javascript: with a citation label is malformed, never navigable",
+        js2,
+        [c("malformed", js2, "Click", "javascript:void", reason="unsupported_destination")],
+    )
+    add(
+        "ordinary-link",
+        "an ordinary link is not a citation",
+        "[docs](https://example.com) and [x](#anchor)",
+        [],
+    )
     nat = f"[citation:1](#knowledge-{h1}-1)"
-    add("native", "a native RAGFlow citation", f"RAG {nat}", [c("native", nat, "1", f"#knowledge-{h1}-1", f"{h1}-1")])
+    add(
+        "native",
+        "a native RAGFlow citation",
+        f"RAG {nat}",
+        [c("native", nat, "1", f"#knowledge-{h1}-1", f"{h1}-1")],
+    )
     nat2 = f"[citation:12](#user-content-knowledge-{h1}-999)"
-    add("native-user-content", "a prefixed native citation with n=999", nat2,
-        [c("native", nat2, "12", f"#user-content-knowledge-{h1}-999", f"{h1}-999")])
+    add(
+        "native-user-content",
+        "a prefixed native citation with n=999",
+        nat2,
+        [c("native", nat2, "12", f"#user-content-knowledge-{h1}-999", f"{h1}-999")],
+    )
     for slug, suffix in [("zero", "0"), ("leading-zero", "01"), ("1000", "1000")]:
         bad_nat = f"[citation:1](#knowledge-{h1}-{suffix})"
-        add(f"native-bad-{slug}", f"native n={suffix} is not native; a citation label makes it malformed", bad_nat,
-            [c("malformed", bad_nat, "1", f"#knowledge-{h1}-{suffix}", reason="unsupported_destination")])
+        add(
+            f"native-bad-{slug}",
+            f"native n={suffix} is not native; a citation label makes it malformed",
+            bad_nat,
+            [
+                c(
+                    "malformed",
+                    bad_nat,
+                    "1",
+                    f"#knowledge-{h1}-{suffix}",
+                    reason="unsupported_destination",
+                )
+            ],
+        )
     plain_nat = f"[1](#knowledge-{h1}-2)"
-    add("native-plain-label", "native destinations count whatever the label", plain_nat,
-        [c("native", plain_nat, "1", f"#knowledge-{h1}-2", f"{h1}-2")])
+    add(
+        "native-plain-label",
+        "native destinations count whatever the label",
+        plain_nat,
+        [c("native", plain_nat, "1", f"#knowledge-{h1}-2", f"{h1}-2")],
+    )
     plain_shared = f"[Guide](#knowledge-source-{h1})"
-    add("shared-plain-label", "shared destinations count whatever the label", plain_shared,
-        [c("shared", plain_shared, "Guide", f"#knowledge-source-{h1}", h1)])
+    add(
+        "shared-plain-label",
+        "shared destinations count whatever the label",
+        plain_shared,
+        [c("shared", plain_shared, "Guide", f"#knowledge-source-{h1}", h1)],
+    )
     heading = "[citation:Setup](#knowledge-base-setup)"
-    add("citation-other-anchor", "a citation label with another anchor is malformed", heading,
-        [c("malformed", heading, "Setup", "#knowledge-base-setup", reason="unsupported_destination")])
+    add(
+        "citation-other-anchor",
+        "a citation label with another anchor is malformed",
+        heading,
+        [
+            c(
+                "malformed",
+                heading,
+                "Setup",
+                "#knowledge-base-setup",
+                reason="unsupported_destination",
+            )
+        ],
+    )
     esc = f"[citation:A \\[draft\\] guide](#knowledge-source-{h1})"
-    add("escaped-brackets", "escaped brackets in the label", esc,
-        [c("shared", esc, "A [draft] guide", f"#knowledge-source-{h1}", h1)])
+    add(
+        "escaped-brackets",
+        "escaped brackets in the label",
+        esc,
+        [c("shared", esc, "A [draft] guide", f"#knowledge-source-{h1}", h1)],
+    )
     nested = f"[citation:A [v2] guide](#knowledge-source-{h1})"
-    add("balanced-brackets", "balanced brackets in the label", nested,
-        [c("shared", nested, "A [v2] guide", f"#knowledge-source-{h1}", h1)])
+    add(
+        "balanced-brackets",
+        "balanced brackets in the label",
+        nested,
+        [c("shared", nested, "A [v2] guide", f"#knowledge-source-{h1}", h1)],
+    )
     bs = f"[citation:C:\\\\docs](#knowledge-source-{h1})"
-    add("escaped-backslash", "an escaped backslash in the label", bs,
-        [c("shared", bs, "C:\\docs", f"#knowledge-source-{h1}", h1)])
-    add("escaped-open-bracket", "an escaped [ does not start a link", f"\\[citation:Guide](#knowledge-source-{h1})", [])
-    add("unterminated-dest", "an unterminated destination at the end of a stream", f"Fact [citation:Guide](#knowledge-source-{h1[:20]}", [])
-    add("unterminated-label", "an unterminated label at the end of a stream", "Fact [citation:Gui", [])
-    add("unterminated-after-complete", "a complete citation then a partial one", f"{s1} and [citation:N](#knowledge-so",
-        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)])
+    add(
+        "escaped-backslash",
+        "an escaped backslash in the label",
+        bs,
+        [c("shared", bs, "C:\\docs", f"#knowledge-source-{h1}", h1)],
+    )
+    add(
+        "escaped-open-bracket",
+        "an escaped [ does not start a link",
+        f"\\[citation:Guide](#knowledge-source-{h1})",
+        [],
+    )
+    add(
+        "unterminated-dest",
+        "an unterminated destination at the end of a stream",
+        f"Fact [citation:Guide](#knowledge-source-{h1[:20]}",
+        [],
+    )
+    add(
+        "unterminated-label",
+        "an unterminated label at the end of a stream",
+        "Fact [citation:Gui",
+        [],
+    )
+    add(
+        "unterminated-after-complete",
+        "a complete citation then a partial one",
+        f"{s1} and [citation:N](#knowledge-so",
+        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)],
+    )
     outer = f"[citation:Outer {s2}](#knowledge-source-{h1})"
-    add("nested-links", "links do not nest: the inner link wins", outer,
-        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)])
-    add("space-in-dest", "a destination with a space is not a link", f"[citation:X](#knowledge-source-{h1} x)", [])
-    add("space-before-dest", "no space allowed between ] and (", f"[citation:X] (#knowledge-source-{h1})", [])
-    add("blank-line-in-label", "a blank line ends the paragraph", f"[citation:X\n\ny](#knowledge-source-{h1})", [])
+    add(
+        "nested-links",
+        "links do not nest: the inner link wins",
+        outer,
+        [c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)],
+    )
+    add(
+        "space-in-dest",
+        "a destination with a space is not a link",
+        f"[citation:X](#knowledge-source-{h1} x)",
+        [],
+    )
+    add(
+        "space-before-dest",
+        "no space allowed between ] and (",
+        f"[citation:X] (#knowledge-source-{h1})",
+        [],
+    )
+    add(
+        "blank-line-in-label",
+        "a blank line ends the paragraph",
+        f"[citation:X\n\ny](#knowledge-source-{h1})",
+        [],
+    )
     ml = f"[citation:X\ny](#knowledge-source-{h1})"
-    add("newline-in-label", "a single newline inside a label is fine", ml,
-        [c("shared", ml, "X\ny", f"#knowledge-source-{h1}", h1)])
+    add(
+        "newline-in-label",
+        "a single newline inside a label is fine",
+        ml,
+        [c("shared", ml, "X\ny", f"#knowledge-source-{h1}", h1)],
+    )
     cj = f"[citation:鹿🦌](#knowledge-source-{h1})"
-    add("astral-offsets", "offsets count code points, not UTF-16 units", f"🦌🦌 {cj} 🦌 {s2}",
-        [c("shared", cj, "鹿🦌", f"#knowledge-source-{h1}", h1), c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2)])
+    add(
+        "astral-offsets",
+        "offsets count code points, not UTF-16 units",
+        f"🦌🦌 {cj} 🦌 {s2}",
+        [
+            c("shared", cj, "鹿🦌", f"#knowledge-source-{h1}", h1),
+            c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2),
+        ],
+    )
     long_label = "a" * (2048 - len("citation:"))
     ll = f"[citation:{long_label}](#knowledge-source-{h1})"
-    add("label-2048", "a label of exactly 2,048 code points", ll, [c("shared", ll, long_label, f"#knowledge-source-{h1}", h1)])
-    add("label-2049", "a label of 2,049 code points is not a link", f"[citation:{long_label}a](#knowledge-source-{h1})", [])
+    add(
+        "label-2048",
+        "a label of exactly 2,048 code points",
+        ll,
+        [c("shared", ll, long_label, f"#knowledge-source-{h1}", h1)],
+    )
+    add(
+        "label-2049",
+        "a label of 2,049 code points is not a link",
+        f"[citation:{long_label}a](#knowledge-source-{h1})",
+        [],
+    )
     long_dest = "https://example.com/" + "d" * (2048 - len("https://example.com/"))
     ld = f"[citation:W]({long_dest})"
-    add("destination-2048", "a destination of exactly 2,048 code points", ld, [c("web", ld, "W", long_dest)])
-    add("destination-2049", "a destination of 2,049 code points is not a link", f"[citation:W]({long_dest}d)", [])
-    add("relabel-orphans", "orphaned shared citations become their labels",
-        f"A {s1} B {s2} C {nat}", [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1),
-                                    c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2),
-                                    c("native", nat, "1", f"#knowledge-{h1}-1", f"{h1}-1")],
-        keep_ids=[h2], relabeled=f"A Guide B {s2} C {nat}")
-    add("relabel-keeps-escapes", "relabel keeps the label as written (escapes intact)",
-        f"{esc} and `{s1}`", [c("shared", esc, "A [draft] guide", f"#knowledge-source-{h1}", h1)],
-        keep_ids=[], relabeled=f"A \\[draft\\] guide and `{s1}`")
-    add("relabel-plain-label", "a label without citation: is kept whole", plain_shared,
-        [c("shared", plain_shared, "Guide", f"#knowledge-source-{h1}", h1)], keep_ids=[], relabeled="Guide")
-    add("relabel-nothing", "nothing to relabel leaves the text identical", f"{s1}",
-        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)], keep_ids=[h1], relabeled=s1)
+    add(
+        "destination-2048",
+        "a destination of exactly 2,048 code points",
+        ld,
+        [c("web", ld, "W", long_dest)],
+    )
+    add(
+        "destination-2049",
+        "a destination of 2,049 code points is not a link",
+        f"[citation:W]({long_dest}d)",
+        [],
+    )
+    add(
+        "relabel-orphans",
+        "orphaned shared citations become their labels",
+        f"A {s1} B {s2} C {nat}",
+        [
+            c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1),
+            c("shared", s2, "Notes", f"#knowledge-source-{h2}", h2),
+            c("native", nat, "1", f"#knowledge-{h1}-1", f"{h1}-1"),
+        ],
+        keep_ids=[h2],
+        relabeled=f"A Guide B {s2} C {nat}",
+    )
+    add(
+        "relabel-keeps-escapes",
+        "relabel keeps the label as written (escapes intact)",
+        f"{esc} and `{s1}`",
+        [c("shared", esc, "A [draft] guide", f"#knowledge-source-{h1}", h1)],
+        keep_ids=[],
+        relabeled=f"A \\[draft\\] guide and `{s1}`",
+    )
+    add(
+        "relabel-plain-label",
+        "a label without citation: is kept whole",
+        plain_shared,
+        [c("shared", plain_shared, "Guide", f"#knowledge-source-{h1}", h1)],
+        keep_ids=[],
+        relabeled="Guide",
+    )
+    add(
+        "relabel-nothing",
+        "nothing to relabel leaves the text identical",
+        f"{s1}",
+        [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)],
+        keep_ids=[h1],
+        relabeled=s1,
+    )
     crlf = f"[citation:X\r\n\r\ny](#knowledge-source-{h1})"
     add("crlf-blank-line", "CRLF blank lines end the paragraph too", crlf, [])
-    add("html-in-label", "HTML in labels is just text", f"[citation:<b>x</b>](#knowledge-source-{h1})",
-        [c("shared", f"[citation:<b>x</b>](#knowledge-source-{h1})", "<b>x</b>", f"#knowledge-source-{h1}", h1)])
-    add("code-span-in-label", "a ] inside a code span in the label does not close it",
+    add(
+        "html-in-label",
+        "HTML in labels is just text",
+        f"[citation:<b>x</b>](#knowledge-source-{h1})",
+        [
+            c(
+                "shared",
+                f"[citation:<b>x</b>](#knowledge-source-{h1})",
+                "<b>x</b>",
+                f"#knowledge-source-{h1}",
+                h1,
+            )
+        ],
+    )
+    add(
+        "code-span-in-label",
+        "a ] inside a code span in the label does not close it",
         f"[citation:a `]` b](#knowledge-source-{h1})",
-        [c("shared", f"[citation:a `]` b](#knowledge-source-{h1})", "a `]` b", f"#knowledge-source-{h1}", h1)])
+        [
+            c(
+                "shared",
+                f"[citation:a `]` b](#knowledge-source-{h1})",
+                "a `]` b",
+                f"#knowledge-source-{h1}",
+                h1,
+            )
+        ],
+    )
     return cases
 
 
 def main() -> None:
     VECTORS.mkdir(parents=True, exist_ok=True)
     files = {
-        "source_ids": ("Source ids: record -> expected_id (contracts/README.md §2).", source_id_cases()),
-        "envelopes": ("read_envelope(content, artifact) -> sources/rejected/error, plus the schema verdict (§1, §3).", envelope_cases()),
-        "citations": ("find_citations(markdown) and relabel_orphans (§4). Offsets are code points.", citation_cases()),
+        "source_ids": (
+            "Source ids: record -> expected_id (contracts/README.md §2).",
+            source_id_cases(),
+        ),
+        "envelopes": (
+            "read_envelope(content, artifact) -> sources/rejected/error, plus the schema verdict (§1, §3).",
+            envelope_cases(),
+        ),
+        "citations": (
+            "find_citations(markdown) and relabel_orphans (§4). Offsets are code points.",
+            citation_cases(),
+        ),
     }
     for name, (description, cases) in files.items():
         ids = [case["id"] for case in cases]
         assert len(ids) == len(set(ids)), name
         path = VECTORS / f"{name}.json"
         path.write_text(
-            json.dumps({"file": name, "description": description, "cases": cases}, ensure_ascii=True, indent=1) + "\n"
+            json.dumps(
+                {"file": name, "description": description, "cases": cases},
+                ensure_ascii=True,
+                indent=1,
+            )
+            + "\n"
         )
         print(f"{path.relative_to(VECTORS.parent.parent)}: {len(cases)} cases")
 

@@ -105,7 +105,11 @@ def cache_home() -> Path:
 
 def venv_dir() -> Path:
     override = os.environ.get(VENV_ENV)
-    return Path(override).expanduser() if override else cache_home() / f"lightrag-{LIGHTRAG_VERSION}-venv"
+    return (
+        Path(override).expanduser()
+        if override
+        else cache_home() / f"lightrag-{LIGHTRAG_VERSION}-venv"
+    )
 
 
 def venv_python(venv: Path) -> Path:
@@ -191,8 +195,12 @@ def install(*, force: bool = False) -> tuple[Path, float | None]:
         py = venv_python(venv)
         log(f"installing {LIGHTRAG_REQUIREMENT} into {venv} (once; takes about a minute)")
         if uv:
-            _run([uv, "venv", "--quiet", "--python", sys.executable, venv], timeout=120, what="uv venv")
-            base = [uv, "pip", "install", "--quiet", "--python", py]
+            _run(
+                [uv, "venv", "--quiet", "--python", sys.executable, venv],
+                timeout=120,
+                what="uv venv",
+            )
+            base: list[str | os.PathLike[str]] = [uv, "pip", "install", "--quiet", "--python", py]
             _run(
                 [*base, "-c", CONSTRAINTS, LIGHTRAG_REQUIREMENT],
                 timeout=INSTALL_TIMEOUT_S,
@@ -331,7 +339,9 @@ def _pid_exists(pid: int) -> bool:
     return True
 
 
-def _spawn(name: str, cmd: Sequence[str | os.PathLike[str]], *, env: dict[str, str], cwd: Path, out: Path) -> ManagedProcess:
+def _spawn(
+    name: str, cmd: Sequence[str | os.PathLike[str]], *, env: dict[str, str], cwd: Path, out: Path
+) -> ManagedProcess:
     with open(out, "wb") as sink:
         proc = subprocess.Popen(
             [os.fspath(c) for c in cmd],
@@ -474,14 +484,26 @@ def start(*, api_key: str | None = None, seed_documents: bool = True) -> LightRA
     timings["venv_install_s"] = install_s if install_s is not None else 0.0
     timings["venv_cached"] = 1.0 if install_s is None else 0.0
     run_dir = Path(tempfile.mkdtemp(prefix="deerflow-lightrag-"))
-    server = LightRAGServer(base_url="", api_key=api_key, run_dir=run_dir, processes=[], timings=timings)
+    server = LightRAGServer(
+        base_url="", api_key=api_key, run_dir=run_dir, processes=[], timings=timings
+    )
     try:
         t0 = time.monotonic()
         port_file = run_dir / "shim.port"
         shim = _spawn(
             "shim",
-            [venv_python(venv), SHIM, "--port", "0", "--port-file", port_file, "--dim", str(SHIM_EMBED_DIM),
-             "--log", run_dir / "shim_calls.jsonl"],
+            [
+                venv_python(venv),
+                SHIM,
+                "--port",
+                "0",
+                "--port-file",
+                port_file,
+                "--dim",
+                str(SHIM_EMBED_DIM),
+                "--log",
+                run_dir / "shim_calls.jsonl",
+            ],
             env={"PATH": os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"},
             cwd=run_dir,
             out=run_dir / "shim.out",
@@ -492,7 +514,9 @@ def start(*, api_key: str | None = None, seed_documents: bool = True) -> LightRA
             if not shim.alive():
                 raise LightRAGHarnessError(f"the shim exited:\n{_tail(run_dir / 'shim.out')}")
 
-        _wait_until(port_file.exists, timeout=SHIM_READY_TIMEOUT_S, what="the shim", check=shim_alive)
+        _wait_until(
+            port_file.exists, timeout=SHIM_READY_TIMEOUT_S, what="the shim", check=shim_alive
+        )
         shim_url = f"http://127.0.0.1:{int(port_file.read_text())}/v1"
         timings["shim_start_s"] = time.monotonic() - t0
 
@@ -524,9 +548,16 @@ def start(*, api_key: str | None = None, seed_documents: bool = True) -> LightRA
             status, body = http_json("GET", server.base_url + "/health", timeout=2)
             return status == 200 and isinstance(body, dict) and body.get("status") == "healthy"
 
-        _wait_until(healthy, timeout=SERVER_READY_TIMEOUT_S, what="lightrag-server /health", check=server_alive)
+        _wait_until(
+            healthy,
+            timeout=SERVER_READY_TIMEOUT_S,
+            what="lightrag-server /health",
+            check=server_alive,
+        )
         timings["server_start_s"] = time.monotonic() - t0
-        log(f"lightrag-server {LIGHTRAG_VERSION} ready at {server.base_url} (pid {lightrag.pid}, run dir {run_dir})")
+        log(
+            f"lightrag-server {LIGHTRAG_VERSION} ready at {server.base_url} (pid {lightrag.pid}, run dir {run_dir})"
+        )
 
         server.unattributed_text = unattributed_text()
         if seed_documents:
@@ -543,7 +574,12 @@ def _sdk_insert_unattributed(venv: Path, run_dir: Path, env: dict[str, str]) -> 
     """Insert the unattributed document through the SDK, before any server owns the storage."""
     try:
         proc = subprocess.run(
-            [os.fspath(venv_python(venv)), os.fspath(Path(__file__)), "_sdk-insert", str(CORPUS_DIR / UNATTRIBUTED_DOC)],
+            [
+                os.fspath(venv_python(venv)),
+                os.fspath(Path(__file__)),
+                "_sdk-insert",
+                str(CORPUS_DIR / UNATTRIBUTED_DOC),
+            ],
             env=env,
             cwd=run_dir,
             capture_output=True,
@@ -621,8 +657,13 @@ def _sdk_insert_main(text_path: str) -> int:  # runs under the LightRAG venv's i
 def seed(base_url: str, *, api_key: str | None = None) -> tuple[SeededDocument, ...]:
     """POST the corpus to /documents/texts and wait (bounded) until every document is processed."""
     documents = corpus_documents()
-    body = {"texts": [d.text for d in documents], "file_sources": [d.file_source for d in documents]}
-    status, reply = http_json("POST", base_url + "/documents/texts", body, api_key=api_key, timeout=60)
+    body = {
+        "texts": [d.text for d in documents],
+        "file_sources": [d.file_source for d in documents],
+    }
+    status, reply = http_json(
+        "POST", base_url + "/documents/texts", body, api_key=api_key, timeout=60
+    )
     if status != 200 or not isinstance(reply, dict) or not reply.get("track_id"):
         raise LightRAGHarnessError(f"seeding failed: HTTP {status} {reply!r}")
     track_id = reply["track_id"]
@@ -677,10 +718,14 @@ def _cmd_stop(state_file: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.live.lightrag_server", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.live.lightrag_server", description=__doc__.split("\n\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p_install = sub.add_parser("install", help="create or verify the cached venv")
-    p_install.add_argument("--force", action="store_true", help="rebuild even if the marker is valid")
+    p_install.add_argument(
+        "--force", action="store_true", help="rebuild even if the marker is valid"
+    )
     for name, text in (
         ("serve", "start + seed in the foreground; Ctrl-C stops everything"),
         ("start", "start + seed in the background; write the state file"),

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -50,15 +52,14 @@ KEYWORDS_MARKER = "high_level_keywords"
 QUERY_MARKER = "User Query:"
 SUMMARY_MARKER = "Description List:"
 
-STOP = set(
-    """a an the and or but if then else of to in on at by for with from into onto over under
+_STOP_WORDS = """a an the and or but if then else of to in on at by for with from into onto over under
     is are was were be been being am do does did done has have had having it its this that these
     those there here what which who whom whose when where why how i you he she we they me him her
     us them my your his our their as not no yes so than too very can could should would may might
     must shall will just also about after before between during through up down out off again
     further once all any both each few more most other some such only own same s t don now
-    tell me please describe explain give show list""".split()
-)
+    tell me please describe explain give show list"""
+STOP = frozenset(_STOP_WORDS.split())
 
 LOG_LOCK = threading.Lock()
 STATS = {"chat": 0, "embeddings": 0, "embedded_texts": 0}
@@ -128,7 +129,7 @@ def extract_entities(input_text: str, max_entities: int, max_total: int) -> str:
             if name not in entities and len(entities) < max_entities:
                 entities[name] = _clean(sentence)[:300]
         names = [n for n in names if n in entities]
-        for a, b in zip(names, names[1:], strict=False):
+        for a, b in itertools.pairwise(names):
             key = tuple(sorted((a, b)))
             if a != b and key not in seen_pairs:
                 seen_pairs.add(key)
@@ -330,10 +331,8 @@ def main() -> int:
             f.write(str(port))
         os.replace(tmp, args.port_file)
     print(f"openai-shim listening on http://{args.host}:{port}/v1 dim={args.dim}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     return 0
 
 

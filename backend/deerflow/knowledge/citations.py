@@ -201,7 +201,9 @@ def _links(
         if char in "\r\n" and _blank_line_follows(text, i + 1):
             openers.clear()
         elif char == "[":
-            is_image = i > 0 and text[i - 1] == "!" and not code[i - 1] and not _escaped(text, i - 1)
+            is_image = (
+                i > 0 and text[i - 1] == "!" and not code[i - 1] and not _escaped(text, i - 1)
+            )
             openers.append((i, is_image, True))
         elif char == "]" and openers:
             start, is_image, active = openers.pop()

@@ -51,6 +51,7 @@ __all__ = [
     "is_valid_provider",
     "is_valid_title",
     "is_valid_url",
+    "normalized_record",
 ]
 
 ENVELOPE_VERSION: Final = 1
@@ -106,30 +107,25 @@ def is_blank(text: str) -> bool:
     return _NOT_WHITE_SPACE_RE.search(text) is None
 
 
-def _is_text(value: object, max_chars: int, *, controls_allowed: bool) -> bool:
-    return (
-        type(value) is str
-        and 1 <= len(value) <= max_chars
-        and not is_blank(value)
-        and (controls_allowed or not has_control_character(value))
-        and not has_lone_surrogate(value)
-    )
-
-
 def is_valid_provider(value: object) -> bool:
     return type(value) is str and PROVIDER_PATTERN.fullmatch(value) is not None
 
 
 def is_valid_title(value: object) -> bool:
-    return _is_text(value, MAX_TITLE_CHARS, controls_allowed=False)
+    return _is_title_like(value, MAX_TITLE_CHARS)
 
 
 def is_valid_excerpt(value: object) -> bool:
-    return _is_text(value, MAX_EXCERPT_CHARS, controls_allowed=True)
+    return (
+        type(value) is str
+        and 1 <= len(value) <= MAX_EXCERPT_CHARS
+        and not is_blank(value)
+        and not has_lone_surrogate(value)
+    )
 
 
 def is_valid_dataset_name(value: object) -> bool:
-    return _is_text(value, MAX_DATASET_NAME_CHARS, controls_allowed=False)
+    return _is_title_like(value, MAX_DATASET_NAME_CHARS)
 
 
 def is_valid_url(value: object) -> bool:
@@ -148,34 +144,62 @@ def is_valid_page(value: object) -> bool:
     return type(value) is int and MIN_PAGE <= value <= MAX_PAGE
 
 
-_FIELD_CHECKS: Final = {
-    "provider": is_valid_provider,
-    "title": is_valid_title,
-    "excerpt": is_valid_excerpt,
+_TITLE_FORBIDDEN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_OPTIONAL_CHECKS: Final = {
     "dataset_name": is_valid_dataset_name,
     "url": is_valid_url,
     "page": is_valid_page,
 }
 
 
-def check_record(record: object, *, require_id: bool = True) -> bool:
-    """True when ``record`` satisfies every field rule of the contract (the id is not recomputed)."""
-    if not isinstance(record, Mapping):
-        return False
-    for key in record:
-        if key not in RECORD_FIELDS:
-            return False
+def _is_title_like(value: object, max_chars: int) -> bool:
+    return (
+        type(value) is str
+        and 1 <= len(value) <= max_chars
+        and _TITLE_FORBIDDEN_RE.search(value) is None
+        and _NOT_WHITE_SPACE_RE.search(value) is not None
+    )
+
+
+def normalized_record(record: object, *, require_id: bool = True) -> dict[str, Any] | None:
+    """The record as a plain dict (an integral float page made an int) when every field rule of
+    the contract holds, else None. The id is checked for shape only, not recomputed.
+
+    This is the hot path of every reader, so the rules are inlined rather than dispatched.
+    """
+    if not isinstance(record, Mapping) or not record.keys() <= RECORD_FIELDS:
+        return None
+    provider = record.get("provider")
+    title = record.get("title")
+    excerpt = record.get("excerpt")
+    if (
+        type(provider) is not str
+        or PROVIDER_PATTERN.fullmatch(provider) is None
+        or not _is_title_like(title, MAX_TITLE_CHARS)
+        or type(excerpt) is not str
+        or not 1 <= len(excerpt) <= MAX_EXCERPT_CHARS
+        or _NOT_WHITE_SPACE_RE.search(excerpt) is None
+        or (not excerpt.isascii() and _LONE_SURROGATE_RE.search(excerpt) is not None)
+    ):
+        return None
     if require_id:
         record_id = record.get("id")
         if type(record_id) is not str or ID_PATTERN.fullmatch(record_id) is None:
-            return False
-    for field, check in _FIELD_CHECKS.items():
-        if field in record:
-            if not check(record[field]):
-                return False
-        elif field in REQUIRED_FIELDS:
-            return False
-    return True
+            return None
+    normalized = dict(record)
+    if len(normalized) > 4 or (not require_id and len(normalized) > 3):
+        for field, check in _OPTIONAL_CHECKS.items():
+            if field in normalized and not check(normalized[field]):
+                return None
+        page = normalized.get("page")
+        if type(page) is float:
+            normalized["page"] = int(page)
+    return normalized
+
+
+def check_record(record: object, *, require_id: bool = True) -> bool:
+    """True when ``record`` satisfies every field rule of the contract (the id is not recomputed)."""
+    return normalized_record(record, require_id=require_id) is not None
 
 
 class KnowledgeSource(BaseModel):
@@ -196,14 +220,24 @@ class KnowledgeSource(BaseModel):
     def _check_rules(cls, data: Any) -> Any:
         if isinstance(data, Mapping):
             present = {k: v for k, v in data.items() if v is not None or k not in OPTIONAL_FIELDS}
-            if not check_record(present):
+            normalized = normalized_record(present)
+            if normalized is None:
                 raise ValueError("record breaks the knowledge source field rules")
-            if type(present.get("page")) is float:
-                present["page"] = int(present["page"])
-            if source_id(present) != present["id"]:
+            if source_id(normalized) != normalized["id"]:
                 raise ValueError("id does not match the record's content")
-            return present
+            return normalized
         return data
+
+    @classmethod
+    def _trusted(cls, record: dict[str, Any]) -> KnowledgeSource:
+        """Wrap a record a reader has just verified, skipping a second validation pass."""
+        source = cls.__new__(cls)
+        fields = {"dataset_name": None, "url": None, "page": None, **record}
+        object.__setattr__(source, "__dict__", fields)
+        object.__setattr__(source, "__pydantic_fields_set__", set(record))
+        object.__setattr__(source, "__pydantic_extra__", None)
+        object.__setattr__(source, "__pydantic_private__", None)
+        return source
 
     @classmethod
     def create(

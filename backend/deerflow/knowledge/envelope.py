@@ -16,9 +16,9 @@ from deerflow.knowledge.contract import (
     ENVELOPE_VERSION,
     MAX_SOURCES,
     KnowledgeSource,
-    check_record,
+    normalized_record,
 )
-from deerflow.knowledge.ids import source_id
+from deerflow.knowledge.ids import verified_record_id
 
 __all__ = [
     "ENVELOPE_ERRORS",
@@ -44,7 +44,9 @@ RETRIEVAL_SOURCES_KEY: Final = "retrieval_sources"
 RESERVED_KEYS: Final = frozenset({KNOWLEDGE_SOURCES_KEY, VERSION_KEY, RETRIEVAL_SOURCES_KEY})
 SOURCE_HANDLE_PREFIX: Final = "#knowledge-source-"
 
-RejectionReason = Literal["bad_field", "id_mismatch", "duplicate", "handle_missing", "excerpt_missing"]
+RejectionReason = Literal[
+    "bad_field", "id_mismatch", "duplicate", "handle_missing", "excerpt_missing"
+]
 EnvelopeError = Literal["not_an_array", "bad_version", "too_many_records"]
 REJECTION_REASONS: Final = (
     "bad_field",
@@ -81,7 +83,9 @@ class ReadResult:
     """The native RAGFlow snapshot object when ``knowledge_sources`` is one (unverified here)."""
 
 
-def build_envelope(sources: Iterable[KnowledgeSource], *, limit: int = MAX_SOURCES) -> dict[str, Any]:
+def build_envelope(
+    sources: Iterable[KnowledgeSource], *, limit: int = MAX_SOURCES
+) -> dict[str, Any]:
     """The artifact for ``sources``: deduplicated by id (first kept), at most ``limit`` records."""
     if not 0 <= limit <= MAX_SOURCES:
         raise ValueError(f"limit must be between 0 and {MAX_SOURCES}")
@@ -179,23 +183,21 @@ def _read(content: object, artifact: object) -> ReadResult:
     rejected: list[Rejection] = []
     for key, records in arrays:
         for index, record in enumerate(records):
-            reason = _verify(record, text, accepted)
+            normalized = normalized_record(record)
+            reason = "bad_field" if normalized is None else _verify(normalized, text, accepted)
             if reason is None:
-                accepted[record["id"]] = KnowledgeSource.model_construct(
-                    **{k: (int(v) if k == "page" else v) for k, v in record.items()}
-                )
+                assert normalized is not None
+                accepted[normalized["id"]] = KnowledgeSource._trusted(normalized)
             else:
                 rejected.append(Rejection(key, index, reason))
     return ReadResult(tuple(accepted.values()), tuple(rejected), None, native)
 
 
 def _verify(
-    record: Any, text: _Text, accepted: Mapping[str, KnowledgeSource]
+    record: dict[str, Any], text: _Text, accepted: Mapping[str, KnowledgeSource]
 ) -> RejectionReason | None:
-    if not check_record(record):
-        return "bad_field"
     record_id: str = record["id"]
-    if source_id(record) != record_id:
+    if verified_record_id(record) != record_id:
         return "id_mismatch"
     if record_id in accepted:
         return "duplicate"

@@ -15,7 +15,13 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["ID_DOMAIN_TAG", "IDENTITY_FIELDS", "canonical_identity", "source_id"]
+__all__ = [
+    "IDENTITY_FIELDS",
+    "ID_DOMAIN_TAG",
+    "canonical_identity",
+    "source_id",
+    "verified_record_id",
+]
 
 ID_DOMAIN_TAG: Final = b"deerflow.knowledge_source.v1\n"
 IDENTITY_FIELDS: Final = ("provider", "title", "excerpt", "dataset_name", "url", "page")
@@ -42,3 +48,10 @@ def canonical_identity(record: Mapping[str, Any] | Any) -> bytes:
 def source_id(record: Mapping[str, Any] | Any) -> str:
     """The record's id: a mapping or a ``KnowledgeSource``; an ``id`` key in it is ignored."""
     return hashlib.sha256(ID_DOMAIN_TAG + canonical_identity(record)).hexdigest()[:32]
+
+
+def verified_record_id(record: Mapping[str, Any]) -> str:
+    """``source_id`` for a record that already passed the field rules (no float pages, only
+    contract keys): the reader's hot path, without re-filtering fields."""
+    identity = {k: v for k, v in record.items() if k != "id"}
+    return hashlib.sha256(ID_DOMAIN_TAG + _encode(identity).encode("utf-8")).hexdigest()[:32]

@@ -134,17 +134,29 @@ class UpstreamUnreachableError(UpstreamError):
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every secret in ``text`` (also in URL-encoded form) with ``[REDACTED]``."""
-    variants: set[str] = set()
-    for secret in secrets:
-        if not secret:
-            continue
-        variants.update(
-            (secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret))
-        )
-    for variant in sorted(variants, key=len, reverse=True):  # longest first: no partial leftovers
-        text = text.replace(variant, REDACTION_MARKER)
+    """Replace every secret in ``text`` with ``[REDACTED]``.
+
+    Percent-encoded spellings (any mix of literal and ``%XX`` characters, ``+`` for a space) are
+    caught too, since upstreams echo URLs and form bodies. Matching ignores case, so an upstream
+    that upper-cases a key does not leak it; over-redacting a look-alike is harmless.
+    """
+    patterns = [
+        _secret_pattern(s) for s in sorted({s for s in secrets if s}, key=len, reverse=True)
+    ]
+    for pattern in patterns:  # longest first: a shorter secret never leaves a longer one's tail
+        text = pattern.sub(REDACTION_MARKER, text)
     return text
+
+
+def _secret_pattern(secret: str) -> re.Pattern[str]:
+    parts = []
+    for ch in secret:
+        encoded = "".join(f"%{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
+        alternatives = [re.escape(ch), re.escape(encoded)]
+        if ch == " ":
+            alternatives.append(r"\+")
+        parts.append("(?:" + "|".join(alternatives) + ")")
+    return re.compile("".join(parts), re.IGNORECASE)
 
 
 def _one_line(text: str, limit: int = MAX_DETAIL_CHARS) -> str:

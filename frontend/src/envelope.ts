@@ -1,0 +1,193 @@
+/**
+ * Read the shared evidence envelope (contracts/README.md §1 and §3).
+ *
+ * Every artifact is hostile: it may come from a caller, a replayed checkpoint or a buggy tool. The
+ * reader re-derives everything it trusts — the id from the record's content, the handle and the
+ * excerpt from the message's own text — reads each property once, returns fresh frozen records,
+ * and never throws.
+ */
+
+import {
+  ENVELOPE_VERSION,
+  KNOWLEDGE_SOURCES_KEY,
+  MAX_SOURCES,
+  OPTIONAL_FIELDS,
+  RETRIEVAL_SOURCES_KEY,
+  SOURCE_HANDLE_PREFIX,
+  VERSION_KEY,
+  isRecordObject,
+  validateRecordFields,
+  type EnvelopeError,
+  type KnowledgeSource,
+  type ReadResult,
+  type Rejection,
+  type RejectionReason,
+  type SourceKey,
+} from "./contract.js";
+import { sourceId } from "./ids.js";
+
+export { RESERVED_KEYS } from "./contract.js";
+
+const EMPTY: ReadResult = Object.freeze({
+  sources: Object.freeze([]),
+  rejected: Object.freeze([]),
+  error: null,
+});
+
+function failed(error: EnvelopeError): ReadResult {
+  return Object.freeze({ sources: Object.freeze([]), rejected: Object.freeze([]), error });
+}
+
+const hasOwn = (value: object, key: string): boolean =>
+  Object.prototype.hasOwnProperty.call(value, key);
+
+/** The handle a message's text must contain for the source `id`. */
+export function handleFor(id: string): string {
+  return SOURCE_HANDLE_PREFIX + id;
+}
+
+/**
+ * The text a handle or an excerpt may be found in: a string content is one part; a list content
+ * contributes each string item and each object item with `type: "text"` and a string `text`.
+ */
+export function textParts(content: unknown): string[] {
+  if (typeof content === "string") return [content];
+  if (!Array.isArray(content)) return [];
+  const parts: string[] = [];
+  const length = content.length;
+  for (let i = 0; i < length; i++) {
+    const item: unknown = content[i];
+    if (typeof item === "string") {
+      parts.push(item);
+    } else if (isRecordObject(item) && hasOwn(item, "type") && item["type"] === "text") {
+      const text = hasOwn(item, "text") ? item["text"] : undefined;
+      if (typeof text === "string") parts.push(text);
+    }
+  }
+  return parts;
+}
+
+/** Verified shared records of one tool message (§3). Never throws. */
+export function readEnvelope(content: unknown, artifact: unknown): ReadResult {
+  try {
+    return read(content, artifact);
+  } catch {
+    // Defence in depth (only reachable through exotic objects such as throwing proxies): nothing
+    // that could not be read is trusted. Mirrors the Python reader.
+    return failed("not_an_array");
+  }
+}
+
+function read(content: unknown, artifact: unknown): ReadResult {
+  if (!isRecordObject(artifact)) return EMPTY;
+  const hasPrimary = hasOwn(artifact, KNOWLEDGE_SOURCES_KEY);
+  const hasSecondary = hasOwn(artifact, RETRIEVAL_SOURCES_KEY);
+  if (!hasPrimary && !hasSecondary) return EMPTY;
+  const primary = hasPrimary ? artifact[KNOWLEDGE_SOURCES_KEY] : undefined;
+  const secondary = hasSecondary ? artifact[RETRIEVAL_SOURCES_KEY] : undefined;
+  if (hasPrimary && !Array.isArray(primary) && !isRecordObject(primary)) {
+    return failed("not_an_array");
+  }
+  if (hasSecondary && !Array.isArray(secondary)) return failed("not_an_array");
+
+  const arrays: Array<readonly [SourceKey, readonly unknown[]]> = [];
+  if (Array.isArray(primary)) arrays.push([KNOWLEDGE_SOURCES_KEY, primary]);
+  if (Array.isArray(secondary)) arrays.push([RETRIEVAL_SOURCES_KEY, secondary]);
+  if (arrays.length === 0) return EMPTY;
+
+  const version = hasOwn(artifact, VERSION_KEY) ? artifact[VERSION_KEY] : undefined;
+  if (version !== ENVELOPE_VERSION) return failed("bad_version");
+  let total = 0;
+  for (const [, records] of arrays) total += records.length;
+  if (total > MAX_SOURCES) return failed("too_many_records");
+
+  const text = new MessageText(textParts(content));
+  const accepted = new Map<string, KnowledgeSource>();
+  const rejected: Rejection[] = [];
+  for (const [key, records] of arrays) {
+    const length = records.length;
+    for (let index = 0; index < length; index++) {
+      const outcome = verify(records[index], text, accepted);
+      if (typeof outcome === "string") {
+        rejected.push(Object.freeze({ key, index, reason: outcome }));
+      } else {
+        accepted.set(outcome.id, outcome);
+      }
+    }
+  }
+  return Object.freeze({
+    sources: Object.freeze([...accepted.values()]),
+    rejected: Object.freeze(rejected),
+    error: null,
+  });
+}
+
+/** A fresh, frozen copy of a record, so later changes to the artifact cannot alter it. */
+function snapshot(record: unknown): KnowledgeSource | null {
+  if (!isRecordObject(record)) return null;
+  // A null prototype keeps a `__proto__` key an ordinary (and therefore unknown) field.
+  const copy = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(record)) copy[key] = record[key];
+  return validateRecordFields(copy) ? copy : null;
+}
+
+function verify(
+  record: unknown,
+  text: MessageText,
+  accepted: ReadonlyMap<string, KnowledgeSource>,
+): KnowledgeSource | RejectionReason {
+  let source: KnowledgeSource | null;
+  try {
+    source = snapshot(record);
+  } catch {
+    return "bad_field";
+  }
+  if (source === null) return "bad_field";
+  let recomputed: string;
+  try {
+    recomputed = sourceId(source);
+  } catch {
+    return "bad_field";
+  }
+  if (recomputed !== source.id) return "id_mismatch";
+  if (accepted.has(source.id)) return "duplicate";
+  if (!text.hasHandle(source.id)) return "handle_missing";
+  if (!text.hasExcerpt(source.excerpt)) return "excerpt_missing";
+  return freezeSource(source);
+}
+
+function freezeSource(source: KnowledgeSource): KnowledgeSource {
+  const out: Record<string, unknown> = {
+    id: source.id,
+    provider: source.provider,
+    title: source.title,
+    excerpt: source.excerpt,
+  };
+  for (const field of OPTIONAL_FIELDS) {
+    if (hasOwn(source, field)) out[field] = source[field];
+  }
+  return Object.freeze(out) as unknown as KnowledgeSource;
+}
+
+/** The message's text parts; a handle or an excerpt must lie wholly inside one of them. */
+class MessageText {
+  private readonly handles = new Set<string>();
+
+  constructor(private readonly parts: readonly string[]) {
+    const handle = /#knowledge-source-([0-9a-f]{32})/g;
+    for (const part of parts) {
+      for (const match of part.matchAll(handle)) {
+        const id = match[1];
+        if (id !== undefined) this.handles.add(id);
+      }
+    }
+  }
+
+  hasHandle(id: string): boolean {
+    return this.handles.has(id);
+  }
+
+  hasExcerpt(excerpt: string): boolean {
+    return this.parts.some((part) => part.includes(excerpt));
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * @deerflow/knowledge-citations — the TypeScript side of the deerflow-knowledge contract
+ * (contracts/README.md): source ids, the evidence envelope reader and the citation link grammar.
+ */
+
+export {
+  ENVELOPE_ERRORS,
+  ENVELOPE_VERSION,
+  ID_HEX_CHARS,
+  ID_PATTERN,
+  KNOWLEDGE_SOURCES_KEY,
+  MAX_DATASET_NAME_CHARS,
+  MAX_EXCERPT_CHARS,
+  MAX_PAGE,
+  MAX_PROVIDER_CHARS,
+  MAX_SOURCES,
+  MAX_TITLE_CHARS,
+  MAX_URL_CHARS,
+  MIN_PAGE,
+  OPTIONAL_FIELDS,
+  PROVIDER_PATTERN,
+  RECORD_FIELDS,
+  REJECTION_REASONS,
+  REQUIRED_FIELDS,
+  RESERVED_KEYS,
+  RETRIEVAL_SOURCES_KEY,
+  SOURCE_HANDLE_PREFIX,
+  URL_PATTERN,
+  VERSION_KEY,
+  isValidDatasetName,
+  isValidExcerpt,
+  isValidId,
+  isValidPage,
+  isValidProvider,
+  isValidTitle,
+  isValidUrl,
+  validateRecordFields,
+} from "./contract.js";
+export type {
+  EnvelopeError,
+  KnowledgeSource,
+  ReadResult,
+  Rejection,
+  RejectionReason,
+  SourceIdentity,
+  SourceKey,
+} from "./contract.js";
+export { ID_DOMAIN_TAG, IDENTITY_FIELDS, canonicalIdentity, sourceId } from "./ids.js";
+export { handleFor, readEnvelope, textParts } from "./envelope.js";
+export {
+  CITATION_LABEL_PREFIX,
+  MAX_DESTINATION_CHARS,
+  MAX_LABEL_CHARS,
+  findCitations,
+  relabelOrphans,
+} from "./citations.js";
+export type {
+  Citation,
+  CitationKind,
+  CitationReason,
+  FindCitationsOptions,
+} from "./citations.js";
+export {
+  CONTROL,
+  WHITE_SPACE,
+  codePointLength,
+  codePointSlice,
+  codePointToUtf16Index,
+  hasControl,
+  hasLoneSurrogate,
+  isBlank,
+  utf16ToCodePointIndex,
+} from "./text.js";
