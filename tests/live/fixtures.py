@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import secrets
-import shutil
 from collections.abc import Iterator
 
 import pytest
@@ -42,9 +41,8 @@ def lightrag_server_with_key() -> Iterator[LightRAGServer]:
     try:
         yield server
     finally:
-        server.stop()
+        server.stop()  # by PID; also deletes the run directory
         atexit.unregister(server.stop)
-        shutil.rmtree(server.run_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

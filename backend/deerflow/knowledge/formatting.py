@@ -1,0 +1,182 @@
+"""Turn a provider's hits into a tool's content and evidence artifact under one budget (DESIGN §8).
+
+Every displayed cited hit shows a ready-to-copy ``[citation:Title](#knowledge-source-ID)`` link,
+the locators the provider really supplied, and its excerpt; only displayed excerpts enter the
+artifact, so the artifact always verifies against the content (``read_envelope``). A hit whose
+entry does not fit the remaining budget is left out whole and counted in a notice — evidence is
+never cut into something the reader would reject.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from deerflow.knowledge.contract import (
+    MAX_EXCERPT_CHARS,
+    MAX_SOURCES,
+    MAX_TITLE_CHARS,
+    KnowledgeSource,
+    RetrievalHit,
+    RetrievalResult,
+    is_valid_dataset_name,
+    is_valid_page,
+    is_valid_title,
+    is_valid_url,
+)
+from deerflow.knowledge.envelope import build_envelope, handle_for
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_CHARS_PER_HIT",
+    "DEFAULT_MAX_HITS",
+    "ELLIPSIS",
+    "MAX_MAX_CHARS",
+    "MIN_MAX_CHARS",
+    "NO_RESULTS",
+    "FormattedResult",
+    "check_budget",
+    "citation_link",
+    "escape_label",
+    "format_result",
+]
+
+DEFAULT_MAX_CHARS: Final = 8_000
+DEFAULT_MAX_CHARS_PER_HIT: Final = 800
+DEFAULT_MAX_HITS: Final = MAX_SOURCES
+MIN_MAX_CHARS: Final = 200
+MAX_MAX_CHARS: Final = 1_000_000
+NO_RESULTS: Final = "No relevant content found."
+ELLIPSIS: Final = "…"
+
+_CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_LONE_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+_LABEL_ESCAPE_RE = re.compile(r"([\\\[\]`])")
+
+
+@dataclass(frozen=True, slots=True)
+class FormattedResult:
+    content: str
+    artifact: dict[str, Any] | None
+    sources: tuple[KnowledgeSource, ...]
+    omitted: int
+    """Hits left out because the budget or ``max_hits`` could not hold them."""
+
+
+def escape_label(title: str) -> str:
+    """A title as link text: controls become spaces; ``\\``, ``[``, ``]`` and backticks escaped."""
+    return _LABEL_ESCAPE_RE.sub(r"\\\1", _CONTROL_RUN_RE.sub(" ", title))
+
+
+def citation_link(source: KnowledgeSource) -> str:
+    return f"[citation:{escape_label(source.title)}]({handle_for(source.id)})"
+
+
+def _clean(text: str) -> str:
+    return _LONE_SURROGATE_RE.sub("\ufffd", text)
+
+
+def _title(hit: RetrievalHit) -> str | None:
+    if hit.title is None:
+        return None
+    title = _CONTROL_RUN_RE.sub(" ", _clean(hit.title)).strip()[:MAX_TITLE_CHARS]
+    return title if is_valid_title(title) else None
+
+
+def _locators(hit: RetrievalHit) -> dict[str, Any]:
+    """Only the locators the provider supplied that satisfy the contract; never repaired."""
+    locators: dict[str, Any] = {}
+    if hit.dataset_name is not None and is_valid_dataset_name(hit.dataset_name):
+        locators["dataset_name"] = hit.dataset_name
+    if hit.page is not None and is_valid_page(hit.page):
+        locators["page"] = hit.page
+    if hit.url is not None and is_valid_url(hit.url):
+        locators["url"] = hit.url
+    return locators
+
+
+def _locator_line(locators: dict[str, Any]) -> str:
+    parts = []
+    if "dataset_name" in locators:
+        parts.append(f"Dataset: {locators['dataset_name']}")
+    if "page" in locators:
+        parts.append(f"Page: {locators['page']}")
+    if "url" in locators:
+        parts.append(f"URL: {locators['url']}")
+    return " · ".join(parts)
+
+
+def _notice(omitted: int) -> str:
+    noun = "result was" if omitted == 1 else "results were"
+    return f"\n\n[{omitted} more {noun} omitted to stay within the output budget.]"
+
+
+def check_budget(
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT,
+    max_hits: int = DEFAULT_MAX_HITS,
+) -> None:
+    """Raise ``ValueError`` (the caller's fault) for a budget outside the supported bounds."""
+    if not MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS:
+        raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
+    if not 1 <= max_chars_per_hit <= MAX_EXCERPT_CHARS:
+        raise ValueError(f"max_chars_per_hit must be between 1 and {MAX_EXCERPT_CHARS}")
+    if not 1 <= max_hits <= MAX_SOURCES:
+        raise ValueError(f"max_hits must be between 1 and {MAX_SOURCES}")
+
+
+def format_result(
+    result: RetrievalResult,
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT,
+    max_hits: int = DEFAULT_MAX_HITS,
+) -> FormattedResult:
+    """Content plus evidence artifact for ``result``; content length is at most ``max_chars``."""
+    check_budget(max_chars=max_chars, max_chars_per_hit=max_chars_per_hit, max_hits=max_hits)
+    hits = [hit for hit in result.hits if _clean(hit.text).strip()]
+    if not hits:
+        return FormattedResult(NO_RESULTS, None, (), 0)
+
+    header = f"Knowledge search results from {result.provider}. Cite a source by copying its citation link exactly."
+    # Reserve room for the largest notice this call could need, so adding it never overflows.
+    budget = max_chars - len(_notice(len(hits)))
+    content = header
+    sources: list[KnowledgeSource] = []
+    seen: set[str] = set()
+    shown = 0
+    omitted = max(0, len(hits) - max_hits)
+    for hit in hits[:max_hits]:
+        text = _clean(hit.text).strip()
+        excerpt = text[:max_chars_per_hit].rstrip()
+        tail = ELLIPSIS if len(excerpt) < len(text) else ""
+        title = _title(hit)
+        source = None
+        if title is not None:
+            source = KnowledgeSource.create(
+                provider=result.provider, title=title, excerpt=excerpt, **_locators(hit)
+            )
+            if source.id in seen:
+                continue
+            line = f"Source {shown + 1}: {citation_link(source)}"
+            locator_line = _locator_line(_locators(hit))
+        else:
+            line = f"Source {shown + 1} (unattributed: the provider gave no document title, so it cannot be cited)"
+            locator_line = ""
+        entry = (
+            "\n\n" + line + ("\n" + locator_line if locator_line else "") + "\n" + excerpt + tail
+        )
+        if len(content) + len(entry) > budget:
+            omitted += 1
+            continue
+        content += entry
+        shown += 1
+        if source is not None:
+            seen.add(source.id)
+            sources.append(source)
+    if omitted:
+        content += _notice(omitted)
+    artifact = build_envelope(sources) if sources else None
+    return FormattedResult(content, artifact, tuple(sources), omitted)

@@ -1,0 +1,108 @@
+/**
+ * The shared vectors (contracts/vectors/*.json, contracts/README.md §5–6): every file must have a
+ * runner here, and every case must match exactly (ids, order, reason codes, code-point offsets).
+ *
+ * To cover a new vector file, add a runner to RUNNERS keyed by the file's `file` field.
+ */
+
+import { readFileSync, readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+import Ajv2020 from "ajv/dist/2020.js";
+import { describe, expect, it } from "vitest";
+
+import { findCitations, readEnvelope, relabelOrphans, sourceId } from "../src/index.js";
+
+const CONTRACTS = fileURLToPath(new URL("../../contracts/", import.meta.url));
+const VECTORS = `${CONTRACTS}vectors/`;
+
+interface VectorCase {
+  readonly id: string;
+  readonly description?: string;
+  readonly [field: string]: unknown;
+}
+
+interface VectorFile {
+  readonly file: string;
+  readonly description?: string;
+  readonly cases: readonly VectorCase[];
+}
+
+type Runner = (file: VectorFile) => void;
+
+function loadJson(path: string): unknown {
+  return JSON.parse(readFileSync(path, "utf8")) as unknown;
+}
+
+const vectorFiles: ReadonlyArray<readonly [string, VectorFile]> = readdirSync(VECTORS)
+  .filter((name) => name.endsWith(".json"))
+  .sort()
+  .map((name) => [name, loadJson(VECTORS + name) as VectorFile] as const);
+
+function eachCase(file: VectorFile, check: (vector: VectorCase) => void): void {
+  for (const vector of file.cases) {
+    it(vector.id, () => check(vector));
+  }
+}
+
+function validateArtifact(): (artifact: unknown) => boolean {
+  const ajv = new Ajv2020({ strict: false, allErrors: false });
+  const validate = ajv.compile(loadJson(`${CONTRACTS}knowledge_sources.v1.json`) as object);
+  return (artifact) => validate(artifact);
+}
+
+const RUNNERS: Readonly<Record<string, Runner>> = {
+  source_ids(file) {
+    eachCase(file, (vector) => {
+      expect(sourceId(vector["record"] as object)).toBe(vector["expected_id"]);
+    });
+  },
+
+  envelopes(file) {
+    const schemaValid = validateArtifact();
+    eachCase(file, (vector) => {
+      const result = readEnvelope(vector["content"], vector["artifact"]);
+      expect({
+        sources: result.sources.map((source) => source.id),
+        rejected: result.rejected.map(({ key, index, reason }) => ({ key, index, reason })),
+        error: result.error,
+      }).toStrictEqual(vector["expected"]);
+      expect(schemaValid(vector["artifact"])).toBe(vector["schema_valid"]);
+    });
+  },
+
+  citations(file) {
+    eachCase(file, (vector) => {
+      const markdown = vector["markdown"] as string;
+      expect(findCitations(markdown).map((citation) => ({ ...citation }))).toStrictEqual(
+        vector["expected"],
+      );
+      if ("keep_ids" in vector) {
+        expect(relabelOrphans(markdown, vector["keep_ids"] as string[])).toBe(vector["relabeled"]);
+      }
+    });
+  },
+};
+
+describe("contracts/vectors", () => {
+  it("has at least the three core vector files", () => {
+    const kinds = vectorFiles.map(([, file]) => file.file);
+    expect(kinds).toEqual(expect.arrayContaining(["source_ids", "envelopes", "citations"]));
+  });
+
+  for (const [name, file] of vectorFiles) {
+    describe(name, () => {
+      it("has a runner for its `file` kind", () => {
+        expect(Object.keys(RUNNERS)).toContain(file.file);
+      });
+
+      it("has unique, non-empty case ids", () => {
+        const ids = file.cases.map((vector) => vector.id);
+        expect(ids.length).toBeGreaterThan(0);
+        expect(new Set(ids).size).toBe(ids.length);
+      });
+
+      RUNNERS[file.file]?.(file);
+    });
+  }
+});
