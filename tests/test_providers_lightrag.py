@@ -164,6 +164,8 @@ def test_other_modes_are_rejected(mode: Any) -> None:
         " http://host",
         "http://ho st",
         "http://host/\n",
+        "http://host\\@evil.test/",
+        "http://[::1/",
         None,
         42,
     ],
@@ -180,6 +182,7 @@ def test_invalid_base_urls_are_rejected(url: Any) -> None:
         f"http://{SECRET}@host",
         f"https://admin:{SECRET}@host/prefix",
         f"http://:{SECRET}@host",
+        f"http://user:{SECRET}@host:notaport",
     ],
 )
 def test_base_url_credentials_are_rejected_without_echo(url: str) -> None:

@@ -204,9 +204,10 @@ def validate_base_url(value: object, *, service: str, provider: str) -> str:
         raise bad("expected a non-empty string such as http://localhost:9621")
     if value != value.strip() or _SPACE_OR_CONTROL_RE.search(value):
         raise bad("it must not contain whitespace or control characters")
+    if "\\" in value:
+        raise bad("it must not contain backslashes")
     try:
         parts = urllib.parse.urlsplit(value)
-        port = parts.port  # raises ValueError for a non-numeric or out-of-range port
     except ValueError:
         raise bad("it is not a valid URL") from None
     if parts.scheme not in ("http", "https"):
@@ -216,11 +217,14 @@ def validate_base_url(value: object, *, service: str, provider: str) -> str:
             "it must not contain credentials (user:password@host); "
             "configure the API key separately instead"
         )
+    try:
+        parts.port  # noqa: B018  (raises ValueError for a non-numeric or out-of-range port)
+    except ValueError:
+        raise bad("its port is not a number from 0 to 65535") from None
     if not parts.hostname:
         raise bad("it must include a host")
     if parts.query or parts.fragment or value.endswith(("?", "#")):
         raise bad("it must not contain a query string or fragment")
-    del port
     return value.rstrip("/")
 
 

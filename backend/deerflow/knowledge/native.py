@@ -1,0 +1,348 @@
+"""DeerFlow's native RAGFlow snapshots, kept readable and writable (DESIGN §7).
+
+DeerFlow's RAGFlow tool writes ``ToolMessage.artifact["knowledge_sources"]`` as an *object*::
+
+    {"version": 1, "sources": [{"id": "<32 hex>-<n>", "provider": "ragflow",
+      "dataset_id": ..., "document_id": ..., "chunk_id": ...,
+      "dataset_name": ..., "document_name": ..., "text": ..., "truncated": false,
+      "pages": [3, 4]}]}
+
+and cites each record in the content as ``[citation:N](#knowledge-<id>) dataset / document`` followed
+by a newline and the excerpt. The id is a random per-call hex plus the entry's ordinal: it is opaque
+and never recomputed, so a reader can only check the record's shape and that the message still
+links to it. ``read_native`` does exactly that, with DeerFlow's bounds and tool-name allowlist
+(``knowledge_search`` and ``task``), and never raises. The record's ``text`` is *not* required to
+appear in the content: a ``task`` message forwards records its child cited without repeating their
+text, and DeerFlow readers accept that.
+
+Everything here is pure: plain values in, plain values out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts
+
+__all__ = [
+    "MAX_NATIVE_LOCATOR_CHARS",
+    "MAX_NATIVE_NAME_CHARS",
+    "MAX_NATIVE_ORDINAL",
+    "MAX_NATIVE_PAGES",
+    "MAX_NATIVE_SOURCES",
+    "MAX_NATIVE_TEXT_CHARS",
+    "MAX_NATIVE_TOTAL_TEXT_CHARS",
+    "NATIVE_ERRORS",
+    "NATIVE_HANDLE_PREFIX",
+    "NATIVE_ID_PATTERN",
+    "NATIVE_PROVIDER",
+    "NATIVE_RECORD_FIELDS",
+    "NATIVE_REJECTION_REASONS",
+    "NATIVE_TOOL_NAMES",
+    "NATIVE_VERSION",
+    "NativeError",
+    "NativeReadResult",
+    "NativeRejection",
+    "NativeRejectionReason",
+    "NativeSource",
+    "build_native_snapshot",
+    "native_entry",
+    "native_handle",
+    "native_link",
+    "native_snapshot_of",
+    "prune_native_snapshot",
+    "read_native",
+]
+
+NATIVE_VERSION: Final = 1
+NATIVE_PROVIDER: Final = "ragflow"
+#: Tool messages whose native snapshots are evidence (DeerFlow's allowlist; nested ``task``
+#: delegations forward their children's records).
+NATIVE_TOOL_NAMES: Final = frozenset({"knowledge_search", "task"})
+NATIVE_HANDLE_PREFIX: Final = "#knowledge-"
+MAX_NATIVE_SOURCES: Final = 100
+MAX_NATIVE_ORDINAL: Final = 999
+MAX_NATIVE_LOCATOR_CHARS: Final = 256
+MAX_NATIVE_NAME_CHARS: Final = 512
+MAX_NATIVE_TEXT_CHARS: Final = 200_000
+MAX_NATIVE_PAGES: Final = 100
+#: DeerFlow's cap on the excerpt characters a ``task`` forwards (a writer bound, not a reader one).
+MAX_NATIVE_TOTAL_TEXT_CHARS: Final = 1_000_000
+_MIN_PAGE: Final = 1
+_MAX_PAGE: Final = 1_000_000
+
+NATIVE_ID_PATTERN: Final = re.compile(r"[a-f0-9]{32}-[1-9][0-9]{0,2}")
+NATIVE_RECORD_FIELDS: Final = (
+    "id",
+    "provider",
+    "dataset_id",
+    "document_id",
+    "chunk_id",
+    "dataset_name",
+    "document_name",
+    "text",
+    "truncated",
+    "pages",
+)
+
+NativeRejectionReason = Literal["bad_field", "duplicate", "handle_missing"]
+NativeError = Literal["tool_not_allowed", "bad_version", "not_an_array", "too_many_records"]
+NATIVE_REJECTION_REASONS: Final = ("bad_field", "duplicate", "handle_missing")
+NATIVE_ERRORS: Final = ("tool_not_allowed", "bad_version", "not_an_array", "too_many_records")
+
+# A cited destination: `](#knowledge-<id>)` or its sanitized `user-content-` form. The closing
+# parenthesis makes the match exact: `...-1` is not found inside `...-12`.
+_LINK_RE = re.compile(r"\]\(#(?:user-content-)?knowledge-([a-f0-9]{32}-[1-9][0-9]{0,2})\)")
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+_CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+@dataclass(frozen=True, slots=True)
+class NativeSource:
+    """One native RAGFlow record. Locators are artifact-only: never shown to the model."""
+
+    id: str
+    dataset_id: str
+    document_id: str
+    chunk_id: str
+    dataset_name: str
+    document_name: str
+    text: str
+    truncated: bool
+    pages: tuple[int, ...] = ()
+    provider: str = NATIVE_PROVIDER
+
+    def __post_init__(self) -> None:
+        if _normalized(self.to_record()) is None:
+            raise ValueError("record breaks the native RAGFlow source rules")
+
+    @property
+    def handle(self) -> str:
+        return native_handle(self.id)
+
+    def to_record(self) -> dict[str, Any]:
+        """The wire record, in DeerFlow's field order."""
+        return {
+            "id": self.id,
+            "provider": self.provider,
+            "dataset_id": self.dataset_id,
+            "document_id": self.document_id,
+            "chunk_id": self.chunk_id,
+            "dataset_name": self.dataset_name,
+            "document_name": self.document_name,
+            "text": self.text,
+            "truncated": self.truncated,
+            "pages": list(self.pages),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NativeRejection:
+    index: int
+    reason: NativeRejectionReason
+
+
+@dataclass(frozen=True, slots=True)
+class NativeReadResult:
+    sources: tuple[NativeSource, ...] = ()
+    rejected: tuple[NativeRejection, ...] = ()
+    error: NativeError | None = None
+
+
+def native_handle(source_id: str) -> str:
+    """``#knowledge-<id>``: the destination a message links a native record with."""
+    return NATIVE_HANDLE_PREFIX + source_id
+
+
+def native_link(source_id: str, ordinal: int) -> str:
+    """``[citation:N](#knowledge-<id>)``, the ready-to-copy link DeerFlow writes."""
+    return f"[citation:{ordinal}]({native_handle(source_id)})"
+
+
+def native_entry(source: NativeSource, ordinal: int, *, ellipsis: str = "") -> str:
+    """One content entry: ``[citation:N](#knowledge-<id>) dataset / document`` + newline + text.
+
+    Names stay outside the link label, so an untrusted name cannot inject a link; control
+    characters in them become spaces so the header stays one line. ``ellipsis`` is appended after
+    the text when the writer cut it (it is not part of the record's ``text``).
+    """
+    dataset = _CONTROL_RUN_RE.sub(" ", source.dataset_name)
+    document = _CONTROL_RUN_RE.sub(" ", source.document_name)
+    header = f"{native_link(source.id, ordinal)} {dataset} / {document}"
+    return f"{header}\n{source.text}{ellipsis}"
+
+
+def native_snapshot_of(artifact: object) -> Mapping[str, Any] | None:
+    """The native snapshot object of an artifact (``knowledge_sources`` as an object), if any."""
+    if not isinstance(artifact, Mapping):
+        return None
+    snapshot = artifact.get(KNOWLEDGE_SOURCES_KEY)
+    return snapshot if isinstance(snapshot, Mapping) else None
+
+
+def build_native_snapshot(
+    sources: Iterable[NativeSource], *, limit: int = MAX_NATIVE_SOURCES
+) -> dict[str, Any]:
+    """``{"version": 1, "sources": [...]}``: deduplicated by id (first kept), at most ``limit``."""
+    if not 0 <= limit <= MAX_NATIVE_SOURCES:
+        raise ValueError(f"limit must be between 0 and {MAX_NATIVE_SOURCES}")
+    seen: set[str] = set()
+    records: list[dict[str, Any]] = []
+    for source in sources:
+        if source.id in seen:
+            continue
+        if len(records) == limit:
+            break
+        seen.add(source.id)
+        records.append(source.to_record())
+    return {"version": NATIVE_VERSION, "sources": records}
+
+
+def read_native(content: object, artifact: object, *, tool_name: object) -> NativeReadResult:
+    """Verified native records of one tool message. Never raises.
+
+    Order of checks: no native snapshot (``knowledge_sources`` missing or not an object) → empty,
+    no error; tool name outside :data:`NATIVE_TOOL_NAMES` → ``tool_not_allowed``; ``version`` not
+    exactly 1 → ``bad_version``; ``sources`` not an array → ``not_an_array``; more than 100
+    records → ``too_many_records``. Then per record, first failing check wins: ``bad_field``,
+    ``duplicate`` (an id already accepted), ``handle_missing`` (no ``](#knowledge-<id>)`` in any
+    text part of ``content``).
+    """
+    try:
+        return _read(content, artifact, tool_name)
+    except Exception:  # pragma: no cover - defence in depth: a reader must never raise
+        return NativeReadResult(error="not_an_array")
+
+
+def prune_native_snapshot(content: object, snapshot: object) -> dict[str, Any] | None:
+    """The snapshot with only the valid records ``content`` still links to; None if none is left.
+
+    DeerFlow's budget rule: after content was cut, keep a native record only while its exact
+    destination is still in the text; ids and texts are never rewritten. Other snapshot keys are
+    kept. An unreadable snapshot (wrong version, ``sources`` not an array, over 100 records) yields
+    None: nothing in it can be verified.
+    """
+    try:
+        if not isinstance(snapshot, Mapping):
+            return None
+        result = _read_snapshot(content, snapshot)
+        if result.error is not None or not result.sources:
+            return None
+        pruned = {key: value for key, value in snapshot.items() if key != "sources"}
+        pruned["version"] = NATIVE_VERSION
+        pruned["sources"] = [source.to_record() for source in result.sources]
+        return pruned
+    except Exception:  # pragma: no cover - defence in depth
+        return None
+
+
+# --------------------------------------------------------------------------- internals
+
+
+def _read(content: object, artifact: object, tool_name: object) -> NativeReadResult:
+    snapshot = native_snapshot_of(artifact)
+    if snapshot is None:
+        return NativeReadResult()
+    if type(tool_name) is not str or tool_name not in NATIVE_TOOL_NAMES:
+        return NativeReadResult(error="tool_not_allowed")
+    return _read_snapshot(content, snapshot)
+
+
+def _read_snapshot(content: object, snapshot: Mapping[str, Any]) -> NativeReadResult:
+    version = snapshot.get("version")
+    if not (type(version) in (int, float) and version == NATIVE_VERSION):
+        return NativeReadResult(error="bad_version")
+    records = snapshot.get("sources")
+    if not isinstance(records, list):
+        return NativeReadResult(error="not_an_array")
+    if len(records) > MAX_NATIVE_SOURCES:
+        return NativeReadResult(error="too_many_records")
+
+    linked: set[str] = set()
+    for part in text_parts(content):
+        linked.update(_LINK_RE.findall(part))
+    accepted: dict[str, NativeSource] = {}
+    rejected: list[NativeRejection] = []
+    for index, record in enumerate(records):
+        source = _normalized(record)
+        reason: NativeRejectionReason | None
+        if source is None:
+            reason = "bad_field"
+        elif source.id in accepted:
+            reason = "duplicate"
+        elif source.id not in linked:
+            reason = "handle_missing"
+        else:
+            accepted[source.id] = source
+            continue
+        rejected.append(NativeRejection(index, reason))
+    return NativeReadResult(tuple(accepted.values()), tuple(rejected))
+
+
+def _is_string(value: object, *, min_chars: int, max_chars: int) -> bool:
+    return (
+        type(value) is str
+        and min_chars <= len(value) <= max_chars
+        and _SURROGATE_RE.search(value) is None
+    )
+
+
+def _page(value: object) -> int | None:
+    # JSON cannot tell 2.0 from 2 in JavaScript, so an integral float is the integer.
+    if type(value) is float and value.is_integer():
+        value = int(value)
+    if type(value) is int and _MIN_PAGE <= value <= _MAX_PAGE:
+        return value
+    return None
+
+
+def _normalized(record: object) -> NativeSource | None:
+    """The record as a :class:`NativeSource` when every native field rule holds, else None.
+
+    Unknown fields are ignored (DeerFlow readers ignore them too) and not carried over.
+    """
+    if not isinstance(record, Mapping):
+        return None
+    record_id = record.get("id")
+    if type(record_id) is not str or NATIVE_ID_PATTERN.fullmatch(record_id) is None:
+        return None
+    if record.get("provider") != NATIVE_PROVIDER or type(record.get("provider")) is not str:
+        return None
+    for field in ("dataset_id", "document_id", "chunk_id"):
+        if not _is_string(record.get(field), min_chars=1, max_chars=MAX_NATIVE_LOCATOR_CHARS):
+            return None
+    for field in ("dataset_name", "document_name"):
+        if not _is_string(record.get(field), min_chars=0, max_chars=MAX_NATIVE_NAME_CHARS):
+            return None
+    if not _is_string(record.get("text"), min_chars=0, max_chars=MAX_NATIVE_TEXT_CHARS):
+        return None
+    truncated = record.get("truncated")
+    if type(truncated) is not bool:
+        return None
+    raw_pages = record.get("pages")
+    if not isinstance(raw_pages, list) or len(raw_pages) > MAX_NATIVE_PAGES:
+        return None
+    pages: list[int] = []
+    for raw in raw_pages:
+        page = _page(raw)
+        if page is None:
+            return None
+        pages.append(page)
+    source = object.__new__(NativeSource)  # already validated: skip __post_init__
+    for name, value in (
+        ("id", record_id),
+        ("provider", NATIVE_PROVIDER),
+        ("dataset_id", record["dataset_id"]),
+        ("document_id", record["document_id"]),
+        ("chunk_id", record["chunk_id"]),
+        ("dataset_name", record["dataset_name"]),
+        ("document_name", record["document_name"]),
+        ("text", record["text"]),
+        ("truncated", truncated),
+        ("pages", tuple(pages)),
+    ):
+        object.__setattr__(source, name, value)
+    return source

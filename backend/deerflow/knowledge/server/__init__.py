@@ -1,0 +1,111 @@
+"""The reference gateway (FastAPI + LangGraph) and the bundled chat page.
+
+``build_config`` wires a provider, a chat model and a checkpointer into a ``GatewayConfig``;
+``serve`` runs it with uvicorn. The agent is LangChain's ``create_agent`` with
+``knowledge_search`` and the tool-output budget; with no ``--model`` it uses the offline
+extractive responder, so the demo needs no credentials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from deerflow.knowledge.contract import RetrievalProvider
+from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
+from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
+from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
+from deerflow.knowledge.tools import make_knowledge_tool
+
+__all__ = [
+    "DEFAULT_TOOL_OUTPUT_CHARS",
+    "SYSTEM_PROMPT",
+    "GatewayConfig",
+    "build_agent",
+    "build_config",
+    "create_app",
+    "message_to_wire",
+    "open_checkpointer",
+    "serve",
+]
+
+DEFAULT_TOOL_OUTPUT_CHARS: Final = 12_000
+SYSTEM_PROMPT: Final = (
+    "You answer questions using the knowledge_search tool. Search before answering. Support each "
+    "claim with the citation link of the result it comes from, copied exactly, e.g. "
+    "[citation:Title](#knowledge-source-<id>). Never invent citations; if nothing relevant is "
+    "found, say so."
+)
+
+
+def build_agent(
+    provider: RetrievalProvider,
+    model: BaseChatModel,
+    checkpointer: BaseCheckpointSaver[Any] | None,
+    *,
+    max_tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS,
+) -> Any:
+    return create_agent(
+        model,
+        tools=[make_knowledge_tool(provider)],
+        system_prompt=SYSTEM_PROMPT,
+        middleware=[ToolOutputBudgetMiddleware(max_chars=max_tool_output_chars)],
+        checkpointer=checkpointer,
+    )
+
+
+def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpointSaver[Any]]:
+    """An async checkpointer for a SQLite file path or a ``postgres://`` / ``postgresql://`` URL."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        if target.startswith(("postgres://", "postgresql://")):
+            try:
+                from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+            except ImportError:
+                raise RuntimeError(
+                    "a Postgres checkpoint needs the 'postgres' extra: "
+                    "pip install 'deerflow-knowledge[postgres]'"
+                ) from None
+            async with AsyncPostgresSaver.from_conn_string(target) as saver:
+                await saver.setup()
+                yield saver
+            return
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        if target != ":memory:":
+            Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(target) as saver:
+            yield saver
+
+    return opened()
+
+
+def build_config(
+    provider: RetrievalProvider,
+    *,
+    model: BaseChatModel | None = None,
+    model_label: str | None = None,
+    checkpoint: str = ".deerflow-knowledge/threads.sqlite",
+    static_dir: Path | None = None,
+) -> GatewayConfig:
+    chat_model = model or ExtractiveResponder()
+    return GatewayConfig(
+        build_agent=lambda saver: build_agent(provider, chat_model, saver),
+        open_checkpointer=lambda: open_checkpointer(checkpoint),
+        provider_label=provider.name,
+        model_label=model_label or (RESPONDER_LABEL if model is None else type(model).__name__),
+        static_dir=static_dir,
+    )
+
+
+def serve(config: GatewayConfig, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    import uvicorn
+
+    uvicorn.run(create_app(config), host=host, port=port, log_level="info")

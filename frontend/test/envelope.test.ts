@@ -1,0 +1,114 @@
+/** Reader behaviour that JSON vectors cannot express: JS-only values, hostile objects, copies. */
+
+import { describe, expect, it } from "vitest";
+
+import { RESERVED_KEYS, readEnvelope, sourceId, textParts, type KnowledgeSource } from "../src/index.js";
+
+function record(fields: Omit<KnowledgeSource, "id">): KnowledgeSource {
+  return { id: sourceId(fields), ...fields };
+}
+
+const deer = record({ provider: "lightrag", title: "guide.md", excerpt: "Deer eat acorns." });
+const content = `[citation:guide.md](#knowledge-source-${deer.id})\nDeer eat acorns.`;
+const envelope = () => ({ knowledge_sources_version: 1, knowledge_sources: [{ ...deer }] });
+
+describe("readEnvelope", () => {
+  it("reads a valid envelope and returns frozen copies", () => {
+    const artifact = envelope();
+    const result = readEnvelope(content, artifact);
+    expect(result).toEqual({ sources: [deer], rejected: [], error: null });
+    const [source] = result.sources;
+    expect(Object.isFrozen(source)).toBe(true);
+    expect(Object.isFrozen(result.sources)).toBe(true);
+    (artifact.knowledge_sources[0] as { title: string }).title = "changed";
+    expect(source?.title).toBe("guide.md");
+  });
+
+  it("exports the three reserved keys", () => {
+    expect([...RESERVED_KEYS].sort()).toEqual([
+      "knowledge_sources",
+      "knowledge_sources_version",
+      "retrieval_sources",
+    ]);
+  });
+
+  it("treats JS-only values as what they are not: JSON", () => {
+    const cases: unknown[] = [undefined, null, 1, "x", [], new Map([["knowledge_sources", []]]), () => 1];
+    for (const artifact of cases) {
+      expect(readEnvelope(content, artifact)).toEqual({ sources: [], rejected: [], error: null });
+    }
+    const withUndefined = { knowledge_sources_version: 1, knowledge_sources: undefined };
+    expect(readEnvelope(content, withUndefined).error).toBe("not_an_array");
+    const bigint = { knowledge_sources_version: 1n, knowledge_sources: [{ ...deer }] };
+    expect(readEnvelope(content, bigint).error).toBe("bad_version");
+  });
+
+  it("rejects records that are not plain data", () => {
+    const records: unknown[] = [
+      { ...deer, page: 1n },
+      { ...deer, page: Number.NaN },
+      { ...deer, page: 1.5 },
+      { ...deer, url: new String("https://example.com") },
+      { ...deer, title: new String("guide.md") },
+      { ...deer, dataset_name: undefined },
+      Object.assign(Object.create({ provider: "lightrag" }) as object, { id: deer.id, title: deer.title, excerpt: deer.excerpt }),
+    ];
+    const result = readEnvelope(content, { knowledge_sources_version: 1, knowledge_sources: records });
+    expect(result.sources).toEqual([]);
+    expect(result.rejected.map((r) => r.reason)).toEqual(records.map(() => "bad_field"));
+  });
+
+  it("ignores inherited envelope keys and a polluted prototype", () => {
+    const inherited = Object.create({ knowledge_sources_version: 1, knowledge_sources: [{ ...deer }] }) as object;
+    expect(readEnvelope(content, inherited)).toEqual({ sources: [], rejected: [], error: null });
+    const parsed = JSON.parse(`{"knowledge_sources_version":1,"knowledge_sources":[${JSON.stringify(deer).slice(0, -1)},"__proto__":{"x":1}}]}`) as unknown;
+    expect(readEnvelope(content, parsed).rejected).toEqual([{ key: "knowledge_sources", index: 0, reason: "bad_field" }]);
+    expect(({} as Record<string, unknown>)["x"]).toBeUndefined();
+  });
+
+  it("never throws on throwing getters or proxies", () => {
+    const boom = (): never => {
+      throw new Error("boom");
+    };
+    const getterRecord = Object.defineProperty({ ...deer }, "title", { get: boom, enumerable: true });
+    const result = readEnvelope(content, { knowledge_sources_version: 1, knowledge_sources: [getterRecord, { ...deer }] });
+    expect(result.sources.map((s) => s.id)).toEqual([deer.id]);
+    expect(result.rejected).toEqual([{ key: "knowledge_sources", index: 0, reason: "bad_field" }]);
+
+    const trap = new Proxy({}, { get: boom, has: boom, ownKeys: boom, getOwnPropertyDescriptor: boom, getPrototypeOf: boom });
+    expect(() => readEnvelope(trap, trap)).not.toThrow();
+    expect(readEnvelope(trap, trap).sources).toEqual([]);
+    const getterArtifact = Object.defineProperty({ knowledge_sources_version: 1 }, "knowledge_sources", { get: boom, enumerable: true });
+    expect(readEnvelope(content, getterArtifact).sources).toEqual([]);
+    expect(() => readEnvelope([trap, { type: "text", get text(): string { return boom(); } }], envelope())).not.toThrow();
+  });
+
+  it("rejects huge arrays as an envelope fault without reading them", () => {
+    const huge = new Array<unknown>(2 ** 31);
+    const result = readEnvelope(content, { knowledge_sources_version: 1, knowledge_sources: huge });
+    expect(result).toEqual({ sources: [], rejected: [], error: "too_many_records" });
+    const sparse = new Array<unknown>(3);
+    expect(readEnvelope(content, { knowledge_sources_version: 1, knowledge_sources: sparse }).rejected).toHaveLength(3);
+  });
+
+  it("needs handle and excerpt each wholly inside one text part", () => {
+    const [head, tail] = [content.slice(0, 30), content.slice(30)];
+    const split = readEnvelope([head, tail], envelope());
+    expect(split.rejected.map((r) => r.reason)).toEqual(["handle_missing"]);
+    const excerptSplit = readEnvelope([`#knowledge-source-${deer.id} Deer eat`, " acorns."], envelope());
+    expect(excerptSplit.rejected.map((r) => r.reason)).toEqual(["excerpt_missing"]);
+    const separate = readEnvelope([`#knowledge-source-${deer.id}`, { type: "text", text: "Deer eat acorns." }], envelope());
+    expect(separate.sources).toHaveLength(1);
+  });
+});
+
+describe("textParts", () => {
+  it("takes strings and text parts only", () => {
+    expect(textParts("a")).toEqual(["a"]);
+    expect(
+      textParts(["a", { type: "text", text: "b" }, { type: "image_url", text: "c" }, { type: "text", text: 1 }, null, 3, ["d"], { text: "e" }]),
+    ).toEqual(["a", "b"]);
+    expect(textParts({ type: "text", text: "a" })).toEqual([]);
+    expect(textParts(null)).toEqual([]);
+  });
+});
