@@ -2,10 +2,12 @@
 # Both bootstrap a fresh machine: uv (if absent), the locked Python env, the locked npm tree.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-# uv from PATH, else the one pip installs (run as a module, so no PATH or shim is needed).
-UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+# scripts/bin/uv runs uv, installing it with pip first on a fresh machine; it is put first on
+# PATH so that every tool the tests start (the LightRAG harness too) finds the same uv.
+export PATH := $(CURDIR)/scripts/bin:$(PATH)
+UV := uv
 
-.PHONY: help bootstrap python-deps node-deps lint typecheck pytest vitest test bench vectors
+.PHONY: help bootstrap python-deps node-deps lint typecheck pytest live-check vitest test bench vectors
 
 help:
 	@echo "make test    - install everything needed and run every test (what CI runs)"
@@ -13,7 +15,6 @@ help:
 	@echo "make vectors - regenerate contracts/vectors/ from scripts/generate_vectors.py"
 
 python-deps:
-	@$(UV) --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
 	$(UV) sync --locked
 
 node-deps:
@@ -32,10 +33,14 @@ typecheck: bootstrap
 pytest: python-deps
 	$(UV) run pytest -q
 
+# The opt-in live contract check, against a real LightRAG server started (and stopped) for it.
+live-check: python-deps
+	$(UV) run python -m tests.live.lightrag_server live-check -q
+
 vitest: node-deps
 	npm test
 
-test: bootstrap lint typecheck pytest vitest
+test: bootstrap lint typecheck pytest live-check vitest
 
 bench: bootstrap
 	$(UV) run python benchmarks/bench_envelope.py

@@ -1,6 +1,10 @@
+import { fileURLToPath } from "node:url";
+
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // Keep Vite's cache in the workspace root's node_modules, so frontend/ holds no generated files.
+  cacheDir: fileURLToPath(new URL("../node_modules/.vite", import.meta.url)),
   test: {
     include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
     environment: "node",

@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 from deerflow.knowledge import find_citations, read_envelope, relabel_orphans, source_id
+from deerflow.knowledge.native import read_native
 from tests.vectors import SCHEMA_PATH, cases, vector_files
 
 
@@ -39,10 +40,21 @@ def run_citation(case: dict[str, Any]) -> None:
         assert relabel_orphans(case["markdown"], case["keep_ids"]) == case["relabeled"]
 
 
+def run_native(case: dict[str, Any]) -> None:
+    result = read_native(case["content"], case["artifact"], tool_name=case["tool_name"])
+    got = {
+        "sources": [s.id for s in result.sources],
+        "rejected": [dataclasses.asdict(r) for r in result.rejected],
+        "error": result.error,
+    }
+    assert got == case["expected"]
+
+
 RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "source_ids": run_source_id,
     "envelopes": run_envelope,
     "citations": run_citation,
+    "native_ragflow": run_native,
 }
 
 

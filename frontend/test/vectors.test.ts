@@ -12,6 +12,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 
 import { findCitations, readEnvelope, relabelOrphans, sourceId } from "../src/index.js";
+import { readNative } from "../src/native.js";
 
 const CONTRACTS = fileURLToPath(new URL("../../contracts/", import.meta.url));
 const VECTORS = `${CONTRACTS}vectors/`;
@@ -80,6 +81,17 @@ const RUNNERS: Readonly<Record<string, Runner>> = {
       if ("keep_ids" in vector) {
         expect(relabelOrphans(markdown, vector["keep_ids"] as string[])).toBe(vector["relabeled"]);
       }
+    });
+  },
+
+  native_ragflow(file) {
+    eachCase(file, (vector) => {
+      const result = readNative(vector["content"], vector["artifact"], vector["tool_name"]);
+      expect({
+        sources: result.sources.map((source) => source.id),
+        rejected: result.rejected.map(({ index, reason }) => ({ index, reason })),
+        error: result.error,
+      }).toStrictEqual(vector["expected"]);
     });
   },
 };

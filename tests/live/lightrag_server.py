@@ -801,6 +801,29 @@ def _run_tests(pytest_args: Sequence[str]) -> int:
     return subprocess.call([*cmd, *pytest_args], cwd=REPO_ROOT)
 
 
+#: A question the bundled corpus answers (tests/live/corpus/lantern_eye_telescope.md).
+LIVE_EVIDENCE_QUERY = "What is the primary mirror of the Lantern Eye telescope made of?"
+
+
+def _live_check(pytest_args: Sequence[str]) -> int:
+    """Start a fresh server, run the opt-in live contract check against it, stop it by PID."""
+    api_key = "deerflow-live-check-" + os.urandom(8).hex()
+    server = start(api_key=api_key)
+    try:
+        _print_timings(server)
+        env = {
+            **os.environ,
+            "DEER_FLOW_RUN_LIVE_TESTS": "1",
+            "LIGHTRAG_BASE_URL": server.base_url,
+            "LIGHTRAG_API_KEY": api_key,
+            "LIGHTRAG_EVIDENCE_QUERY": os.environ.get("LIGHTRAG_EVIDENCE_QUERY", LIVE_EVIDENCE_QUERY),
+        }
+        cmd = [sys.executable, "-m", "pytest", "tests/test_knowledge_contract_live.py", "-m", "live"]
+        return subprocess.call([*cmd, *pytest_args], cwd=REPO_ROOT, env=env)
+    finally:
+        server.stop()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tests.live.lightrag_server", description=__doc__.split("\n\n")[0]
@@ -818,6 +841,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--api-key", default=os.environ.get("LIGHTRAG_API_KEY") or None)
         p.add_argument("--no-seed", action="store_true")
     sub.add_parser("stop", help="stop what `start` started")
+    sub.add_parser("live-check", help="start a server and run tests/test_knowledge_contract_live.py on it")
     p_tests = sub.add_parser("run-tests", help="run pytest -m lightrag (extra args are passed on)")
     p_tests.add_argument("pytest_args", nargs=argparse.REMAINDER)
     p_sdk = sub.add_parser("_sdk-insert", help=argparse.SUPPRESS)
@@ -825,6 +849,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run-tests"]:  # everything after it belongs to pytest, options included
         return _run_tests(argv[1:])
+    if argv[:1] == ["live-check"]:
+        return _live_check(argv[1:])
     args = parser.parse_args(argv)
 
     if args.command == "_sdk-insert":

@@ -1,0 +1,182 @@
+"""The trust boundary: callers never get to write evidence (DESIGN §3 and §9).
+
+Readers trust the reserved artifact keys — ``knowledge_sources``, ``knowledge_sources_version`` and
+``retrieval_sources`` — because only a server-side retrieval tool is supposed to write them. A
+caller can nonetheless post a ``ToolMessage`` (or its dict form) with a forged artifact in the run
+input or in a thread-state write, and LangChain carries the artifact onto the stored message. So
+everything a caller sends passes through :func:`strip_reserved_keys` before it is stored or run.
+
+The walk is deliberately broad: an ``artifact`` is any message object's ``artifact`` attribute and
+any mapping's ``"artifact"`` entry whose value is a mapping. That covers LangChain message objects,
+``convert_to_messages`` dicts (``{"type": ...}`` / ``{"role": ...}``), ``messages_to_dict`` output
+(``{"type": ..., "data": {...}}``) and the serialized constructor form (``{"lc": 1, ...,
+"kwargs": {...}}``), whatever the role and whichever channel holds them, at any depth. Stripping a
+reserved key from something that was not really a message costs nothing a caller may claim.
+
+The input is never mutated. Containers and messages are copied the way ``copy.deepcopy`` does it
+(a memo keyed by identity), so shared references stay shared and cycles are rebuilt in the copy
+instead of looping. Leaves (strings, numbers, unknown objects) are shared with the input.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Final, Generic, NamedTuple, TypeVar
+
+from pydantic import BaseModel
+
+from deerflow.knowledge.envelope import RESERVED_KEYS
+
+__all__ = [
+    "ARTIFACT_KEY",
+    "MAX_STRIP_DEPTH",
+    "StripDepthError",
+    "Stripped",
+    "strip_reserved_keys",
+]
+
+#: How deep containers may nest. JSON bodies nest a few levels; anything deeper is hostile, and the
+#: walk refuses it (fail closed) rather than leaving an unvisited subtree that could hide evidence.
+MAX_STRIP_DEPTH: Final = 100
+ARTIFACT_KEY: Final = "artifact"
+
+T = TypeVar("T")
+
+
+class StripDepthError(ValueError):
+    """The value nests deeper than :data:`MAX_STRIP_DEPTH`, or loops through a tuple; reject it."""
+
+
+class Stripped(NamedTuple, Generic[T]):
+    """``(value, removed)``: the stripped copy and how many reserved keys were removed.
+
+    A named tuple, so both ``value, removed = strip_reserved_keys(x)`` and ``.value`` work.
+    """
+
+    value: T
+    removed: int
+
+
+def strip_reserved_keys(value: T, *, max_depth: int = MAX_STRIP_DEPTH) -> Stripped[T]:
+    """A copy of ``value`` without any reserved key in any message artifact.
+
+    Raises :class:`StripDepthError` (a ``ValueError``: the caller's fault) for input nested deeper
+    than ``max_depth`` or cycling through a tuple — the only shapes the walk cannot copy safely.
+    """
+    walker = _Walker(max_depth)
+    try:
+        stripped = walker.walk(value, 0)
+    except RecursionError as exc:  # only if the caller's own stack was already nearly exhausted
+        raise StripDepthError("the value nests too deeply") from exc
+    return Stripped(stripped, walker.removed)
+
+
+class _Walker:
+    __slots__ = ("in_progress", "max_depth", "memo", "removed")
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self.removed = 0
+        # id(original) -> copy; the originals are kept alive by the input itself during the walk.
+        self.memo: dict[int, Any] = {}
+        # Tuples are built after their items, so a cycle through one cannot use the memo.
+        self.in_progress: set[int] = set()
+
+    def walk(self, value: Any, depth: int) -> Any:
+        if value is None or isinstance(value, str | bytes | int | float):
+            return value
+        key = id(value)
+        if key in self.memo:
+            return self.memo[key]
+        if key in self.in_progress:
+            raise StripDepthError("the value loops through a tuple")
+        if depth > self.max_depth:
+            raise StripDepthError(f"the value nests deeper than {self.max_depth} levels")
+        if isinstance(value, Mapping):
+            return self._mapping(value, depth)
+        if isinstance(value, list):
+            return self._list(value, depth)
+        if isinstance(value, tuple):
+            return self._tuple(value, depth)
+        if isinstance(value, BaseModel):
+            return self._model(value, depth)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return self._dataclass(value, depth)
+        return value  # an opaque object: nothing a reader would look into
+
+    def _strip_artifact(self, artifact: Any, depth: int) -> Any:
+        """An artifact without reserved keys; its other values are walked like anything else."""
+        if not isinstance(artifact, Mapping):
+            return self.walk(artifact, depth)
+        key = id(artifact)
+        if key in self.memo:
+            return self.memo[key]
+        if depth > self.max_depth:
+            raise StripDepthError(f"the value nests deeper than {self.max_depth} levels")
+        clean: dict[Any, Any] = {}
+        self.memo[key] = clean
+        for name, item in artifact.items():
+            if name in RESERVED_KEYS:
+                self.removed += 1
+            else:
+                clean[name] = self.walk(item, depth + 1)
+        return clean
+
+    def _mapping(self, value: Mapping[Any, Any], depth: int) -> Any:
+        # A plain dict for any mapping: a reader sees JSON objects, and subclasses with custom
+        # constructors cannot be rebuilt generically.
+        clean: dict[Any, Any] = {}
+        self.memo[id(value)] = clean
+        for name, item in value.items():
+            if name == ARTIFACT_KEY and isinstance(item, Mapping):
+                clean[name] = self._strip_artifact(item, depth + 1)
+            else:
+                clean[name] = self.walk(item, depth + 1)
+        return clean
+
+    def _list(self, value: list[Any], depth: int) -> list[Any]:
+        clean: list[Any] = []
+        self.memo[id(value)] = clean
+        clean.extend(self.walk(item, depth + 1) for item in value)
+        return clean
+
+    def _tuple(self, value: tuple[Any, ...], depth: int) -> tuple[Any, ...]:
+        self.in_progress.add(id(value))
+        items = [self.walk(item, depth + 1) for item in value]
+        self.in_progress.discard(id(value))
+        if hasattr(value, "_fields"):  # a named tuple is rebuilt from its fields
+            clean: tuple[Any, ...] = type(value)(*items)
+        else:
+            clean = tuple(items)
+        self.memo[id(value)] = clean
+        return clean
+
+    def _model(self, value: BaseModel, depth: int) -> BaseModel:
+        # A shallow copy first, registered before its fields are walked, so cycles resolve to it.
+        clean = value.model_copy()
+        self.memo[id(value)] = clean
+        fields = dict(clean.__dict__)
+        extra = dict(clean.__pydantic_extra__ or {})
+        for store, target in ((fields, clean.__dict__), (extra, clean.__pydantic_extra__)):
+            for name, item in store.items():
+                if name == ARTIFACT_KEY:
+                    target[name] = self._strip_artifact(item, depth + 1)  # type: ignore[index]
+                else:
+                    target[name] = self.walk(item, depth + 1)  # type: ignore[index]
+        return clean
+
+    def _dataclass(self, value: Any, depth: int) -> Any:
+        # Covers LangGraph's ``Command`` and ``Send`` (frozen dataclasses), e.g. ``update=``.
+        clean = copy.copy(value)
+        self.memo[id(value)] = clean
+        for field in dataclasses.fields(value):
+            item = getattr(value, field.name, None)
+            if field.name == ARTIFACT_KEY:
+                new = self._strip_artifact(item, depth + 1)
+            else:
+                new = self.walk(item, depth + 1)
+            if new is not item:
+                object.__setattr__(clean, field.name, new)
+        return clean
