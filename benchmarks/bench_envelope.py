@@ -26,7 +26,9 @@ def _corpus() -> tuple[str, dict[str, object]]:
     for i in range(100):
         excerpt = " ".join(rng.choice(words) for _ in range(160))[:800]
         sources.append(
-            KnowledgeSource.create(provider="lightrag", title=f"notes/{i:03d}.md", excerpt=excerpt, page=i + 1)
+            KnowledgeSource.create(
+                provider="lightrag", title=f"notes/{i:03d}.md", excerpt=excerpt, page=i + 1
+            )
         )
     content = "\n\n".join(
         f"[{i}] [citation:{s.title}](#knowledge-source-{s.id}) page {s.page}\n{s.excerpt}"

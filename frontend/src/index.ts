@@ -71,3 +71,32 @@ export {
   isBlank,
   utf16ToCodePointIndex,
 } from "./text.js";
+export {
+  classifyLink,
+  collectSources,
+  createSourceResolver,
+  defaultSourceResolver,
+  describeSource,
+  emptySourceLookup,
+  isToolMessage,
+  sourceLookupFrom,
+  stripCitationPrefix,
+  summarizeCitations,
+} from "./resolve.js";
+export type {
+  CitationSummary,
+  InertReason,
+  LinkClass,
+  MessageEvidence,
+  ResolvedNativeSource,
+  ResolvedSharedSource,
+  ResolvedSource,
+  ResolverStats,
+  SourceDisplay,
+  SourceLookup,
+  SourceResolver,
+  SourceResolverOptions,
+} from "./resolve.js";
+export { EXTERNAL_LINK_REL, classifyHref, displayHost, isSafeHref, safeExternalUrl } from "./url.js";
+export type { HrefKind, SafeHref } from "./url.js";
+export * from "./components/index.js";

@@ -39,7 +39,19 @@ from deerflow.knowledge.envelope import (
     read_envelope,
     text_parts,
 )
+from deerflow.knowledge.formatting import FormattedResult, citation_link, format_result
 from deerflow.knowledge.ids import source_id
+from deerflow.knowledge.native import (
+    NATIVE_TOOL_NAMES,
+    NativeReadResult,
+    NativeRejection,
+    NativeSource,
+    build_native_snapshot,
+    native_handle,
+    prune_native_snapshot,
+    read_native,
+)
+from deerflow.knowledge.tools import make_knowledge_tool, search_text
 
 __all__ = [
     "CITATION_LABEL_PREFIX",
@@ -54,23 +66,36 @@ __all__ = [
     "MAX_TITLE_CHARS",
     "MAX_URL_CHARS",
     "MIN_PAGE",
+    "NATIVE_TOOL_NAMES",
     "RESERVED_KEYS",
     "RETRIEVAL_SOURCES_KEY",
     "VERSION_KEY",
     "Citation",
     "CitationKind",
+    "FormattedResult",
     "KnowledgeCapabilities",
     "KnowledgeSource",
+    "NativeReadResult",
+    "NativeRejection",
+    "NativeSource",
     "ReadResult",
     "Rejection",
     "RetrievalHit",
     "RetrievalProvider",
     "RetrievalResult",
     "build_envelope",
+    "build_native_snapshot",
+    "citation_link",
     "find_citations",
+    "format_result",
     "handle_for",
+    "make_knowledge_tool",
+    "native_handle",
+    "prune_native_snapshot",
     "read_envelope",
+    "read_native",
     "relabel_orphans",
+    "search_text",
     "source_id",
     "text_parts",
 ]

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from deerflow.knowledge.citations import find_citations, relabel_orphans
+from deerflow.knowledge.citations import CITATION_LABEL_PREFIX, find_citations, relabel_orphans
 from deerflow.knowledge.envelope import (
     KNOWLEDGE_SOURCES_KEY,
     RETRIEVAL_SOURCES_KEY,
@@ -36,6 +36,7 @@ __all__ = [
     "omission_marker",
     "preview_text",
     "prune_evidence",
+    "relabel_citations",
     "truncate_text",
 ]
 
@@ -202,24 +203,27 @@ def _relabel_content(content: Any, dropped: set[str]) -> Any:
 
     Returns the very same object when no link changed, so callers can test with ``is``.
     """
-    return _map_text(content, lambda text: _relabel(text, dropped))
+    return _map_text(content, lambda text: relabel_citations(text, dropped.__contains__))
 
 
-def _relabel(text: str, dropped: set[str]) -> str:
-    citations = [c for c in find_citations(text) if c.source_id in dropped]
-    if not citations:
-        return text
+def relabel_citations(markdown: str, should_relabel: Callable[[str], bool]) -> str:
+    """``markdown`` with each shared or native citation whose source id satisfies
+    ``should_relabel`` replaced by its label (without ``citation:``); everything else
+    byte-identical. The same string object comes back when nothing matched."""
+    citations = find_citations(markdown)
+    if not any(c.source_id is not None and should_relabel(c.source_id) for c in citations):
+        return markdown
     shared_keep = {
         c.source_id
-        for c in find_citations(text)
-        if c.kind == "shared" and c.source_id is not None and c.source_id not in dropped
+        for c in citations
+        if c.kind == "shared" and c.source_id is not None and not should_relabel(c.source_id)
     }
-    text = relabel_orphans(text, shared_keep)
+    text = relabel_orphans(markdown, shared_keep)
     # ``relabel_orphans`` speaks only the shared grammar; native links are relabeled the same way.
     pieces: list[str] = []
     cursor = 0
     for citation in find_citations(text):
-        if citation.kind == "native" and citation.source_id in dropped:
+        if citation.kind == "native" and should_relabel(citation.source_id or ""):
             pieces.append(text[cursor : citation.start])
             pieces.append(_label_text(citation.raw_label))
             cursor = citation.end
@@ -230,8 +234,7 @@ def _relabel(text: str, dropped: set[str]) -> str:
 
 
 def _label_text(raw_label: str) -> str:
-    prefix = "citation:"
-    return raw_label[len(prefix) :] if raw_label.startswith(prefix) else raw_label
+    return raw_label.removeprefix(CITATION_LABEL_PREFIX)
 
 
 def _map_text(content: Any, transform: Callable[[str], str]) -> Any:
@@ -251,7 +254,7 @@ def _map_text(content: Any, transform: Callable[[str], str]) -> Any:
             text = item.get("text")
             if isinstance(text, str) and (replaced := transform(text)) != text:
                 new = {**item, "text": replaced}
-        changed = changed or new is not item and new != item
+        changed = changed or (new is not item and new != item)
         mapped.append(new)
     return mapped if changed else content
 

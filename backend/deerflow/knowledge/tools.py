@@ -72,6 +72,18 @@ async def run_knowledge_search(
     except Exception as exc:  # a provider bug must not crash the agent loop or leak its text
         _log.warning("knowledge search failed unexpectedly: %s", type(exc).__name__)
         return f"Error: the knowledge search failed unexpectedly ({type(exc).__name__}).", None
+    # A provider may keep its own established output (RAGFlow: DeerFlow's native snapshots) by
+    # exposing ``format_for_tool``; returning None selects the shared envelope.
+    format_for_tool = getattr(provider, "format_for_tool", None)
+    if callable(format_for_tool):
+        try:
+            own = format_for_tool(result, max_chars=max_chars, max_chars_per_hit=max_chars_per_hit)
+        except Exception as exc:  # same rule as search: report the type only
+            _log.warning("knowledge search formatting failed: %s", type(exc).__name__)
+            return f"Error: the knowledge search failed unexpectedly ({type(exc).__name__}).", None
+        if own is not None:
+            content, artifact = own
+            return content, artifact
     formatted = format_result(result, max_chars=max_chars, max_chars_per_hit=max_chars_per_hit)
     return formatted.content, formatted.artifact
 
@@ -88,6 +100,12 @@ async def search_text(
         provider, query, max_chars=max_chars, max_chars_per_hit=max_chars_per_hit
     )
     return content
+
+
+def _provider_description(provider: RetrievalProvider) -> str | None:
+    """A provider's own tool description (its citation links may look different), if any."""
+    text = getattr(provider, "tool_description", None)
+    return text if isinstance(text, str) and text.strip() else None
 
 
 def make_knowledge_tool(
@@ -109,7 +127,7 @@ def make_knowledge_tool(
     return StructuredTool.from_function(
         coroutine=knowledge_search,
         name=name,
-        description=description or DEFAULT_DESCRIPTION,
+        description=description or _provider_description(provider) or DEFAULT_DESCRIPTION,
         args_schema=KnowledgeSearchInput,
         response_format="content_and_artifact",
         metadata={"knowledge_capabilities": provider.capabilities.to_metadata()},

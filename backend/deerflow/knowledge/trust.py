@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Final, Generic, NamedTuple, TypeVar
 
+from langgraph.types import Send
 from pydantic import BaseModel
 
 from deerflow.knowledge.envelope import RESERVED_KEYS
@@ -104,6 +105,8 @@ class _Walker:
             return self._model(value, depth)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return self._dataclass(value, depth)
+        if isinstance(value, Send):
+            return self._send(value, depth)
         return value  # an opaque object: nothing a reader would look into
 
     def _strip_artifact(self, artifact: Any, depth: int) -> Any:
@@ -167,8 +170,17 @@ class _Walker:
                     target[name] = self.walk(item, depth + 1)  # type: ignore[index]
         return clean
 
+    def _send(self, value: Send, depth: int) -> Send:
+        # A ``Send`` carries a node's whole input; it is immutable, so it is rebuilt after its arg.
+        self.in_progress.add(id(value))
+        arg = self.walk(value.arg, depth + 1)
+        self.in_progress.discard(id(value))
+        clean = Send(value.node, arg, timeout=value.timeout)
+        self.memo[id(value)] = clean
+        return clean
+
     def _dataclass(self, value: Any, depth: int) -> Any:
-        # Covers LangGraph's ``Command`` and ``Send`` (frozen dataclasses), e.g. ``update=``.
+        # Covers LangGraph's ``Command`` (a dataclass): its ``update`` is a state write.
         clean = copy.copy(value)
         self.memo[id(value)] = clean
         for field in dataclasses.fields(value):

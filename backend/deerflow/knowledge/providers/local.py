@@ -18,7 +18,8 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   the :class:`IndexReport`; the rest is indexed.
 * **Queries.** Free text becomes a safe FTS5 expression: every token is quoted as a string, so user
   text can never inject FTS5 syntax (``OR``, ``NEAR(``, ``title:*``, ``^``); the tokens are OR-ed
-  and ranked with ``bm25()``. A query with no word characters finds nothing.
+  and ranked with ``bm25()`` over Porter-stemmed tokens (``citations`` finds ``citation``). A
+  query with no word characters finds nothing.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ import sqlite3
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from deerflow.knowledge.contract import (
     MAX_EXCERPT_CHARS,
@@ -103,44 +104,81 @@ _POOL_SIZE: Final = 4
 _TOKEN_RE = re.compile(r"[^\W_]+")
 #: Dropped from queries (unless nothing else is left): they match nearly every chunk.
 _STOPWORDS: Final = frozenset(
-    "a an and are as at be by for from has have how i in is it its of on or that the this to "
-    "was what when where which who why will with".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+    ]
 )
 _PARAGRAPH_BREAK_RE = re.compile(r"\n[ \t]*(?:\r?\n)\s*")
 _SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?;:\u3002\uff01\uff1f])\s+|\n")
 _WORD_BREAK_RE = re.compile(r"\s+")
 _SEPARATORS: Final = (_PARAGRAPH_BREAK_RE, _SENTENCE_BREAK_RE, _WORD_BREAK_RE)
 
-_SCHEMA: Final = f"""
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE documents (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,
-    sha256 TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    chunks INTEGER NOT NULL
-);
-CREATE TABLE chunks (
-    id INTEGER PRIMARY KEY,
-    document_id INTEGER NOT NULL REFERENCES documents(id),
-    ordinal INTEGER NOT NULL,
-    page INTEGER,
-    title TEXT NOT NULL,
-    text TEXT NOT NULL
-);
-CREATE INDEX chunks_by_document ON chunks(document_id);
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    text, title, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts(rowid, text, title) VALUES (new.id, new.text, new.title);
-END;
-CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text, title)
-    VALUES ('delete', old.id, old.text, old.title);
-END;
-INSERT INTO meta(key, value) VALUES ('format', '{_FORMAT}'), ('schema_version', '{SCHEMA_VERSION}');
-"""
+#: The schema, one statement per item (run inside the creating transaction).
+_SCHEMA: Final = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        chunks INTEGER NOT NULL
+    )""",
+    """CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        document_id INTEGER NOT NULL REFERENCES documents(id),
+        ordinal INTEGER NOT NULL,
+        page INTEGER,
+        title TEXT NOT NULL,
+        text TEXT NOT NULL
+    )""",
+    "CREATE INDEX chunks_by_document ON chunks(document_id)",
+    """CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        text, title, content='chunks', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunks_fts(rowid, text, title) VALUES (new.id, new.text, new.title);
+    END""",
+    """CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunks_fts(chunks_fts, rowid, text, title)
+        VALUES ('delete', old.id, old.text, old.title);
+    END""",
+    f"INSERT INTO meta(key, value) VALUES ('format', '{_FORMAT}'), "
+    f"('schema_version', '{SCHEMA_VERSION}')",
+)
 
 _SEARCH_SQL: Final = f"""
 SELECT c.text, c.title, c.page, bm25(chunks_fts, {_BM25_WEIGHTS[0]}, {_BM25_WEIGHTS[1]}) AS score
@@ -233,7 +271,8 @@ def _units(text: str, start: int, end: int, level: int, size: int) -> Iterator[t
         end -= 1
     if start == end:
         return
-    if end - start <= size and level > 0:
+    # Paragraphs are always split into sentences, so that overlap can be whole sentences.
+    if end - start <= size and level >= 2:
         yield start, end
         return
     if level == len(_SEPARATORS):  # one word longer than a chunk: cut it
@@ -364,7 +403,9 @@ def _discover(root: Path) -> tuple[list[_Candidate], list[SkippedFile]]:
 
 
 def _printable(path: str) -> str:
-    return "".join(ch if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF else "?" for ch in path)
+    return "".join(
+        ch if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF else "?" for ch in path
+    )
 
 
 def _read_bytes(file: Path) -> bytes:
@@ -494,7 +535,9 @@ class LocalProvider:
     def search_sync(self, query: str, *, limit: int | None = None) -> RetrievalResult:
         """The blocking search behind :meth:`search` (for scripts and benchmarks)."""
         if not isinstance(query, str) or is_blank(query):
-            raise ProviderQueryError("The query must be a non-empty string.", provider=PROVIDER_NAME)
+            raise ProviderQueryError(
+                "The query must be a non-empty string.", provider=PROVIDER_NAME
+            )
         if len(query) > MAX_QUERY_CHARS:
             raise ProviderQueryError(
                 f"The query is too long (at most {MAX_QUERY_CHARS} characters).",
@@ -555,7 +598,7 @@ class LocalProvider:
             raise self._foreign(_one_line(str(exc)) or type(exc).__name__) from None
         return connection
 
-    def _query(self, expression: str, count: int) -> list[tuple[str, str, int | None, float]]:
+    def _query(self, expression: str, count: int) -> list[Any]:
         try:
             connection = self._pool.get_nowait()
         except queue.Empty:
@@ -617,15 +660,18 @@ class LocalProvider:
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute("BEGIN IMMEDIATE")
-            tables = {
-                row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            }
-            if not tables:
-                connection.executescript("COMMIT; BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
-            else:
+            connection.execute("BEGIN IMMEDIATE")  # a concurrent creator waits here
+            try:
+                (objects,) = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                if objects == 0:
+                    for statement in _SCHEMA:
+                        connection.execute(statement)
+                else:
+                    _check_format(connection)
                 connection.execute("COMMIT")
-                _check_format(connection)
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
         except _ForeignIndex as exc:
             connection.close()
             raise self._foreign(str(exc)) from None
@@ -781,6 +827,4 @@ def _insert_document(
 
 
 def _with_seconds(report: IndexReport, seconds: float) -> IndexReport:
-    from dataclasses import replace
-
     return replace(report, seconds=seconds)

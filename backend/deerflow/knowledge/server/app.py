@@ -205,7 +205,10 @@ def create_app(config: GatewayConfig) -> FastAPI:
                         message, metadata = chunk
                         yield _sse(
                             "messages",
-                            [message_to_wire(message), {"langgraph_node": metadata.get("langgraph_node")}],
+                            [
+                                message_to_wire(message),
+                                {"langgraph_node": metadata.get("langgraph_node")},
+                            ],
                         )
                     else:
                         yield _sse("updates", json.loads(json.dumps(chunk, default=_wire_default)))

@@ -1,0 +1,747 @@
+"""The ``deerflow-knowledge`` command line: index, search, verify, serve.
+
+Exit codes: 0 success; 1 the work failed (a search error, or ``verify`` found a forged citation);
+2 bad usage or unreadable input. Errors are one ``Error: …`` line on stderr. Text that came from
+documents, providers or threads is printed as plain text (never as console markup) with control
+characters replaced, and API keys are never printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from deerflow.knowledge.citations import find_citations
+from deerflow.knowledge.contract import RetrievalProvider
+from deerflow.knowledge.envelope import (
+    KNOWLEDGE_SOURCES_KEY,
+    RETRIEVAL_SOURCES_KEY,
+    read_envelope,
+    text_parts,
+)
+from deerflow.knowledge.native import read_native
+from deerflow.knowledge.providers._http import ProviderError
+from deerflow.knowledge.settings import (
+    PROVIDER_NAMES,
+    KnowledgeSettings,
+    build_provider,
+    load_settings,
+)
+
+__all__ = [
+    "CITATION_STATUSES",
+    "CitationAudit",
+    "CitationStatus",
+    "ThreadFormatError",
+    "app",
+    "audit_thread",
+    "main",
+    "thread_messages",
+]
+
+CitationStatus = Literal["verified", "evidence-not-loaded", "malformed", "forged", "web"]
+CITATION_STATUSES: Final[tuple[CitationStatus, ...]] = (
+    "verified",
+    "evidence-not-loaded",
+    "malformed",
+    "forged",
+    "web",
+)
+_EXCERPT_PREVIEW_CHARS: Final = 400
+_UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+app = typer.Typer(
+    name="deerflow-knowledge",
+    help="Verifiable knowledge retrieval for LLM agents: build a local index, search any "
+    "provider through the real knowledge_search tool, audit the citations of a saved thread, "
+    "and run the reference gateway.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+_out = Console(highlight=False, soft_wrap=False)
+_err = Console(stderr=True, highlight=False)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def _safe(text: object) -> Text:
+    """Untrusted text for the terminal: no markup, no control characters (newline and tab kept)."""
+    return Text(_UNSAFE_RE.sub("\ufffd", str(text)))
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    _err.print(_safe(f"Error: {message}"), style="red", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _print_json(value: Any) -> None:
+    # ASCII escapes keep control characters from reaching the terminal.
+    typer.echo(json.dumps(value, ensure_ascii=True, indent=2))
+
+
+ProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        "-p",
+        help=f"Retrieval provider: {', '.join(PROVIDER_NAMES)} "
+        "(default: $DEERFLOW_KNOWLEDGE_PROVIDER, the config file, or local).",
+        show_default=False,
+    ),
+]
+IndexOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--index",
+        help="Local index file (default: $DEERFLOW_KNOWLEDGE_INDEX, the config file, or "
+        "./.deerflow-knowledge/index.sqlite).",
+        show_default=False,
+        dir_okay=False,
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="TOML config file with provider settings (see deerflow.knowledge.settings).",
+        show_default=False,
+        exists=True,
+        dir_okay=False,
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="LightRAG or RAGFlow base URL (default: $LIGHTRAG_BASE_URL / $RAGFLOW_BASE_URL). "
+        "API keys are read only from $LIGHTRAG_API_KEY / $RAGFLOW_API_KEY or the config file.",
+        show_default=False,
+    ),
+]
+DatasetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--dataset",
+        help="RAGFlow dataset id to search (repeatable; default: $RAGFLOW_DATASETS).",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _settings(
+    *,
+    config: Path | None,
+    provider: str | None = None,
+    index: Path | None = None,
+    base_url: str | None = None,
+    datasets: list[str] | None = None,
+) -> KnowledgeSettings:
+    try:
+        settings = load_settings(
+            config_file=config,
+            provider=provider,
+            index_path=index,
+            ragflow_datasets=tuple(datasets or ()),
+        )
+    except ProviderError as exc:
+        _fail(str(exc), 2)
+    if base_url is not None:
+        if settings.provider == "lightrag":
+            settings = replace(settings, lightrag_base_url=base_url)
+        elif settings.provider == "ragflow":
+            settings = replace(settings, ragflow_base_url=base_url)
+        else:
+            _fail("--base-url applies to the lightrag and ragflow providers only.", 2)
+    return settings
+
+
+def _provider(settings: KnowledgeSettings) -> RetrievalProvider:
+    try:
+        return build_provider(settings.provider, settings)
+    except ProviderError as exc:
+        _fail(str(exc), 2)
+
+
+def _close(provider: object) -> None:
+    close = getattr(provider, "close", None)
+    if callable(close):
+        close()
+
+
+# --------------------------------------------------------------------------- index
+
+
+@app.command()
+def index(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder of Markdown, text and PDF files to index (default: the bundled "
+            "sample corpus about this project).",
+            show_default=False,
+            exists=True,
+            file_okay=False,
+        ),
+    ] = None,
+    index_file: IndexOption = None,
+    config: ConfigOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Build or update the local index of PATH.
+
+    Unchanged files are skipped by content hash, changed files are chunked again and deleted files
+    are removed. Searches may run while the index is updated. Files that cannot be read are listed
+    with a reason; the rest is indexed.
+    """
+    from deerflow.knowledge.providers.local import IndexProgress, LocalProvider, sample_corpus_path
+
+    settings = _settings(config=config, index=index_file)
+    root = path if path is not None else sample_corpus_path()
+    try:
+        provider = LocalProvider(settings.index_path)
+    except ProviderError as exc:
+        _fail(str(exc), 2)
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # the report lists damaged files
+    logging.getLogger("deerflow.knowledge.providers.local").setLevel(logging.ERROR)
+
+    with Progress(
+        TextColumn("[bold]Indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[current]}", markup=False),
+        console=_err,
+        transient=True,
+        disable=json_output,
+    ) as bar:
+        task = bar.add_task("index", total=None, current="")
+
+        def advance(event: IndexProgress) -> None:
+            bar.update(
+                task, total=event.total, completed=event.done, current=_printable(event.path)
+            )
+
+        try:
+            report = provider.index(root, progress=advance)
+        except ProviderError as exc:
+            _fail(str(exc))
+
+    if json_output:
+        _print_json(
+            {
+                "root": report.root,
+                "index": report.index_path,
+                "added": list(report.added),
+                "updated": list(report.updated),
+                "unchanged": list(report.unchanged),
+                "removed": list(report.removed),
+                "skipped": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+                "documents": report.documents,
+                "chunks": report.chunks,
+                "chunks_written": report.chunks_written,
+                "seconds": round(report.seconds, 3),
+            }
+        )
+        return
+    summary = Table(title="Local index", caption=_safe(report.index_path), show_header=False)
+    summary.add_column("what")
+    summary.add_column("count", justify="right")
+    for label, count in (
+        ("Added", len(report.added)),
+        ("Updated", len(report.updated)),
+        ("Unchanged", len(report.unchanged)),
+        ("Removed", len(report.removed)),
+        ("Skipped", len(report.skipped)),
+        ("Documents in index", report.documents),
+        ("Chunks in index", report.chunks),
+        ("Chunks written", report.chunks_written),
+    ):
+        summary.add_row(label, str(count))
+    summary.add_row("Time", f"{report.seconds:.2f} s")
+    _out.print(summary)
+    if report.skipped:
+        skipped = Table(title="Skipped files", title_style="yellow")
+        skipped.add_column("File")
+        skipped.add_column("Reason")
+        for item in report.skipped:
+            skipped.add_row(_safe(item.path), _safe(item.reason))
+        _out.print(skipped)
+
+
+def _printable(text: str) -> str:
+    return _UNSAFE_RE.sub("\ufffd", text)
+
+
+# --------------------------------------------------------------------------- search
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.", show_default=False)],
+    provider: ProviderOption = None,
+    index_file: IndexOption = None,
+    config: ConfigOption = None,
+    base_url: BaseUrlOption = None,
+    dataset: DatasetOption = None,
+    json_output: Annotated[
+        bool,
+        typer.Option("--json", help='Print {"content": ..., "artifact": ...} as JSON.'),
+    ] = False,
+    raw: Annotated[
+        bool,
+        typer.Option("--raw", help="Also print the tool content exactly as the model sees it."),
+    ] = False,
+) -> None:
+    """Run the real knowledge_search tool and show the hits with their verified evidence.
+
+    The tool's artifact is read back with read_envelope (the same reader every consumer uses), so
+    each source shown here has been re-verified: its id recomputes and its handle and excerpt are
+    in the content. Exits 1 when the tool reports an error.
+    """
+    settings = _settings(
+        config=config, provider=provider, index=index_file, base_url=base_url, datasets=dataset
+    )
+    retrieval = _provider(settings)
+    try:
+        content, artifact = asyncio.run(_invoke(retrieval, query))
+    finally:
+        _close(retrieval)
+    if json_output:
+        _print_json({"content": content, "artifact": artifact})
+        if content.startswith("Error:"):
+            raise typer.Exit(1)
+        return
+    if content.startswith("Error:"):
+        _fail(content.removeprefix("Error:").strip())
+    _show_search(retrieval.name, content, artifact, raw=raw)
+
+
+async def _invoke(provider: RetrievalProvider, query: str) -> tuple[str, Any]:
+    from langchain_core.messages import ToolMessage
+
+    from deerflow.knowledge.tools import make_knowledge_tool
+
+    tool = make_knowledge_tool(provider)
+    message = await tool.ainvoke(
+        {"type": "tool_call", "id": "cli-search", "name": tool.name, "args": {"query": query}}
+    )
+    assert isinstance(message, ToolMessage)
+    content = message.content if isinstance(message.content, str) else str(message.content)
+    return content, message.artifact
+
+
+def _show_search(provider: str, content: str, artifact: Any, *, raw: bool) -> None:
+    read = read_envelope(content, artifact)
+    native = read_native(content, artifact, tool_name="knowledge_search")
+    if raw:
+        _out.print(_safe(content), soft_wrap=True)
+        _out.print()
+    if not read.sources and not native.sources:
+        _out.print(_safe(content if not raw else "No citable sources."))
+        return
+    table = Table(title=_safe(f"{provider}: {len(read.sources) + len(native.sources)} sources"))
+    table.add_column("#", justify="right")
+    table.add_column("Source")
+    table.add_column("Evidence")
+    for number, source in enumerate(read.sources, start=1):
+        locators = [f"page {source.page}"] if source.page is not None else []
+        if source.dataset_name is not None:
+            locators.append(f"dataset {source.dataset_name}")
+        if source.url is not None:
+            locators.append(source.url)
+        head = Text.assemble(_safe(source.title), ("\n" + ", ".join(locators), "cyan"))
+        head.append(f"\n{source.id}", style="dim")
+        table.add_row(str(number), head, _evidence(source.excerpt))
+    offset = len(read.sources)
+    for number, native_source in enumerate(native.sources, start=offset + 1):
+        head = Text.assemble(
+            _safe(f"{native_source.dataset_name} / {native_source.document_name}"),
+            ("\n" + ", ".join(f"page {p}" for p in native_source.pages), "cyan"),
+        )
+        head.append(f"\n{native_source.id} (native RAGFlow)", style="dim")
+        table.add_row(str(number), head, _evidence(native_source.text))
+    _out.print(table)
+    reasons = [str(r.reason) for r in read.rejected] + [str(r.reason) for r in native.rejected]
+    errors = [str(error) for error in (read.error, native.error) if error is not None]
+    if reasons or errors:
+        _err.print(
+            _safe(
+                f"Warning: evidence that did not verify was dropped "
+                f"({', '.join(errors + reasons)})."
+            ),
+            style="yellow",
+        )
+    else:
+        _out.print(Text("✓ every source verified (id, handle and excerpt)", style="green"))
+
+
+def _evidence(excerpt: str) -> Text:
+    excerpt = " ".join(excerpt.split())
+    preview = (
+        excerpt
+        if len(excerpt) <= _EXCERPT_PREVIEW_CHARS
+        else excerpt[:_EXCERPT_PREVIEW_CHARS] + "…"
+    )
+    text = Text("✓ verified\n", style="green")
+    text.append_text(_safe(preview))
+    return text
+
+
+# --------------------------------------------------------------------------- verify
+
+
+class ThreadFormatError(ValueError):
+    """The file is not a thread this command understands."""
+
+
+@dataclass(frozen=True, slots=True)
+class CitationAudit:
+    message_index: int
+    """Index of the assistant message in the thread's message list."""
+    kind: str
+    status: CitationStatus
+    label: str
+    href: str
+    source_id: str | None
+    reason: str | None
+    title: str | None
+    """The verified title, for a verified citation."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "message_index": self.message_index,
+            "kind": self.kind,
+            "status": self.status,
+            "label": self.label,
+            "href": self.href,
+            "source_id": self.source_id,
+            "reason": self.reason,
+            "title": self.title,
+        }
+
+
+_ROLES: Final = {
+    "ai": "ai",
+    "assistant": "ai",
+    "aimessage": "ai",
+    "aimessagechunk": "ai",
+    "tool": "tool",
+    "toolmessage": "tool",
+    "toolmessagechunk": "tool",
+    "function": "tool",
+    "human": "human",
+    "user": "human",
+    "humanmessage": "human",
+    "system": "system",
+    "systemmessage": "system",
+}
+
+
+def thread_messages(data: object) -> list[dict[str, Any]]:
+    """A saved thread's messages as ``{"role", "content", "artifact", "name"}`` dicts.
+
+    Accepts a LangGraph state (``{"values": {"messages": [...]}}`` or ``{"messages": [...]}``) or
+    a bare list; messages as LangChain dicts (``{"type": "ai", "content", ...}``),
+    ``messages_to_dict`` form (``{"type", "data": {...}}``), LangChain's serialized constructor
+    form, or role dicts (``{"role": "assistant", ...}``). Unknown items get the role ``"other"``.
+    """
+    if isinstance(data, Mapping):
+        values = data.get("values")
+        if isinstance(values, Mapping):
+            data = values
+        if "messages" not in data:
+            raise ThreadFormatError("expected a JSON object with 'messages' (or 'values.messages')")
+        data = data["messages"]
+    if data is None:
+        return []
+    if not isinstance(data, list):
+        raise ThreadFormatError("'messages' must be a list")
+    return [_message(item) for item in data]
+
+
+def _message(item: object) -> dict[str, Any]:
+    if not isinstance(item, Mapping):
+        return {"role": "other", "content": None, "artifact": None, "name": None}
+    kind: object = item.get("type") or item.get("role")
+    fields: Mapping[str, Any] = item
+    if item.get("lc") is not None and isinstance(item.get("kwargs"), Mapping):
+        ids = item.get("id")
+        kind = ids[-1] if isinstance(ids, list) and ids else None
+        fields = item["kwargs"]
+    elif isinstance(item.get("data"), Mapping) and "content" not in item:
+        fields = item["data"]
+    role = _ROLES.get(kind.lower(), "other") if isinstance(kind, str) else "other"
+    return {
+        "role": role,
+        "content": fields.get("content"),
+        "artifact": fields.get("artifact"),
+        "name": fields.get("name"),
+    }
+
+
+def audit_thread(messages: list[dict[str, Any]]) -> list[CitationAudit]:
+    """Classify every citation of every assistant message against the *preceding* tool evidence.
+
+    * ``verified``: a preceding tool message carries a record with this id that verifies
+      (read_envelope for shared ids, read_native for native ones).
+    * ``forged``: no verified record has the id, but a preceding tool artifact carries a record
+      with this id that fails verification (id_mismatch, excerpt_missing, handle_missing, ...,
+      or an envelope-level fault such as bad_version) — evidence that was altered or fabricated.
+    * ``evidence-not-loaded``: no preceding tool message mentions the id at all.
+    * ``malformed``: the link's destination is not a valid citation target.
+    * ``web``: an ordinary web citation (not knowledge evidence; not audited).
+    """
+    verified: dict[str, str] = {}  # id -> title
+    failed: dict[str, str] = {}  # id -> first failure reason
+    audits: list[CitationAudit] = []
+    for index, message in enumerate(messages):
+        content, artifact = message["content"], message["artifact"]
+        if message["role"] == "tool":
+            _collect_evidence(content, artifact, message["name"], verified, failed)
+        elif message["role"] == "ai":
+            for part in text_parts(content):
+                for citation in find_citations(part):
+                    audits.append(_audit(index, citation, verified, failed))
+    return audits
+
+
+def _collect_evidence(
+    content: object,
+    artifact: object,
+    name: object,
+    verified: dict[str, str],
+    failed: dict[str, str],
+) -> None:
+    shared = read_envelope(content, artifact)
+    for source in shared.sources:
+        verified.setdefault(source.id, source.title)
+    if isinstance(artifact, Mapping):
+        rejected = {(r.key, r.index): r.reason for r in shared.rejected}
+        for key in (KNOWLEDGE_SOURCES_KEY, RETRIEVAL_SOURCES_KEY):
+            records = artifact.get(key)
+            if not isinstance(records, list):
+                continue
+            for position, record in enumerate(records):
+                record_id = _record_id(record)
+                reason = shared.error or rejected.get((key, position))
+                if record_id is not None and reason is not None:
+                    failed.setdefault(record_id, reason)
+    native = read_native(content, artifact, tool_name=name)
+    for native_source in native.sources:
+        verified.setdefault(native_source.id, native_source.document_name)
+    snapshot = artifact.get(KNOWLEDGE_SOURCES_KEY) if isinstance(artifact, Mapping) else None
+    if isinstance(snapshot, Mapping) and isinstance(snapshot.get("sources"), list):
+        native_rejected = {r.index: r.reason for r in native.rejected}
+        for position, record in enumerate(snapshot["sources"]):
+            record_id = _record_id(record)
+            native_reason: str | None = native.error or native_rejected.get(position)
+            if record_id is not None and native_reason is not None:
+                failed.setdefault(record_id, native_reason)
+
+
+def _record_id(record: object) -> str | None:
+    if isinstance(record, Mapping):
+        value = record.get("id")
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _audit(
+    index: int, citation: Any, verified: Mapping[str, str], failed: Mapping[str, str]
+) -> CitationAudit:
+    status: CitationStatus
+    reason: str | None = citation.reason
+    title: str | None = None
+    if citation.kind == "malformed":
+        status = "malformed"
+    elif citation.kind == "web":
+        status = "web"
+    elif citation.source_id in verified:
+        status, title = "verified", verified[citation.source_id]
+    elif citation.source_id in failed:
+        status, reason = "forged", failed[citation.source_id]
+    else:
+        status = "evidence-not-loaded"
+    return CitationAudit(
+        message_index=index,
+        kind=citation.kind,
+        status=status,
+        label=citation.label,
+        href=citation.href,
+        source_id=citation.source_id,
+        reason=reason,
+        title=title,
+    )
+
+
+_STATUS_STYLES: Final = {
+    "verified": "green",
+    "evidence-not-loaded": "yellow",
+    "malformed": "yellow",
+    "forged": "bold red",
+    "web": "blue",
+}
+
+
+@app.command()
+def verify(
+    thread: Annotated[
+        Path,
+        typer.Argument(
+            help="Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list.",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ],
+    json_output: JsonOption = False,
+) -> None:
+    """Audit every citation in every assistant message of a saved thread.
+
+    Each citation is checked against the evidence of the tool messages that precede it:
+    verified (a record with that id verifies), forged (a record with that id is present but fails
+    verification: id_mismatch, excerpt_missing, handle_missing, bad_field, bad_version ...),
+    evidence-not-loaded (no preceding evidence mentions the id), malformed (bad destination) or
+    web (an external link, not audited). Exit code: 1 when any citation is forged, 2 when the file
+    cannot be read, otherwise 0.
+    """
+    try:
+        data = json.loads(thread.read_text(encoding="utf-8"))
+        messages = thread_messages(data)
+    except OSError as exc:
+        _fail(f"cannot read {thread} ({exc.strerror or type(exc).__name__}).", 2)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, format
+        detail = str(exc) if isinstance(exc, ThreadFormatError) else type(exc).__name__
+        _fail(f"{thread} is not a saved thread ({detail}).", 2)
+    audits = audit_thread(messages)
+    counts: Counter[str] = Counter(audit.status for audit in audits)
+    forged = counts["forged"] > 0
+    if json_output:
+        _print_json(
+            {
+                "thread": str(thread),
+                "messages": len(messages),
+                "assistant_messages": sum(1 for m in messages if m["role"] == "ai"),
+                "citations": [audit.to_json() for audit in audits],
+                "counts": {status: counts[status] for status in CITATION_STATUSES},
+                "forged": forged,
+            }
+        )
+    else:
+        _show_audit(thread, messages, audits, counts)
+    if forged:
+        raise typer.Exit(1)
+
+
+def _show_audit(
+    thread: Path, messages: list[dict[str, Any]], audits: list[CitationAudit], counts: Counter[str]
+) -> None:
+    assistant = sum(1 for m in messages if m["role"] == "ai")
+    table = Table(
+        title=_safe(f"{thread}: {len(audits)} citations in {assistant} assistant messages")
+    )
+    table.add_column("Msg", justify="right")
+    table.add_column("Status")
+    table.add_column("Kind")
+    table.add_column("Label")
+    table.add_column("Source / reason")
+    for audit in audits:
+        detail = audit.title if audit.status == "verified" else (audit.reason or "")
+        if audit.source_id and audit.status != "verified":
+            detail = f"{audit.source_id} {detail}".strip()
+        table.add_row(
+            str(audit.message_index),
+            Text(audit.status, style=_STATUS_STYLES[audit.status]),
+            audit.kind,
+            _safe(audit.label),
+            _safe(detail),
+        )
+    _out.print(table)
+    summary = ", ".join(f"{counts[s]} {s}" for s in CITATION_STATUSES if counts[s])
+    _out.print(_safe(summary or "No citations."))
+    if counts["forged"]:
+        _out.print(Text("✗ forged citations found", style="bold red"))
+
+
+# --------------------------------------------------------------------------- serve
+
+
+@app.command()
+def serve(
+    provider: ProviderOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Chat model as provider:name (e.g. openai:gpt-4o-mini), built with LangChain's "
+            "init_chat_model. Default: the offline extractive responder (no credentials).",
+            show_default=False,
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port.", min=1, max=65535)] = 8000,
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--checkpoint",
+            help="Thread storage: a SQLite file path or a postgres:// URL "
+            "(default: .deerflow-knowledge/threads.sqlite).",
+            show_default=False,
+        ),
+    ] = None,
+    index_file: IndexOption = None,
+    config: ConfigOption = None,
+    base_url: BaseUrlOption = None,
+    dataset: DatasetOption = None,
+) -> None:
+    """Run the reference gateway (FastAPI + LangGraph) with the bundled chat page."""
+    try:
+        import deerflow.knowledge.server as server
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not exc.name.startswith("deerflow.knowledge.server"):
+            raise
+        _fail("the gateway (deerflow.knowledge.server) is not available in this installation.")
+    settings = _settings(
+        config=config, provider=provider, index=index_file, base_url=base_url, datasets=dataset
+    )
+    retrieval = _provider(settings)
+    chat_model = None
+    if model is not None:
+        if ":" not in model:
+            _fail("--model must look like provider:name, e.g. openai:gpt-4o-mini.", 2)
+        try:
+            from langchain.chat_models import init_chat_model
+
+            chat_model = init_chat_model(model)
+        except Exception as exc:  # missing integration package, unknown provider, missing key
+            _fail(f"cannot build the chat model {model} ({type(exc).__name__}).", 2)
+    options: dict[str, Any] = {"model": chat_model, "model_label": model}
+    if checkpoint is not None:
+        options["checkpoint"] = checkpoint
+    config_ = server.build_config(retrieval, **options)
+    server.serve(config_, host=host, port=port)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,273 @@
+"""A tool-output budget for ``create_agent`` that keeps evidence verifiable (DESIGN §9).
+
+Large tool outputs crowd the context window, so agents cap them. DeerFlow does it with a
+middleware that externalizes an oversized output to a file (the model gets a preview and the path,
+and can read the rest) or, without storage, keeps the head and the tail. Either way the content
+shrinks while the artifact still claims every source — so after the cut this middleware runs
+:func:`~deerflow.knowledge.budget.prune_evidence`: records whose handle or excerpt are gone leave
+the artifact, and links to them become plain labels.
+
+The same budget applies to the ``ToolMessage`` history of every model request (``wrap_model_call``)
+— messages that arrived from run input, an old checkpoint or a subagent never went through the tool
+hook — so the model never sees evidence the budget cut. That pass changes only the request, not the
+stored state. Output written to disk is named by tool, call id and a hash of the content, so
+budgeting the same message again reuses the same file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import logging
+import os
+import re
+import tempfile
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from deerflow.knowledge.budget import preview_text, prune_evidence, truncate_text
+from deerflow.knowledge.envelope import text_parts
+
+__all__ = [
+    "BUDGET_METADATA_KEY",
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_PREVIEW_CHARS",
+    "MAX_MAX_CHARS",
+    "MAX_NAME_CHARS",
+    "MIN_MAX_CHARS",
+    "ToolOutputBudgetMiddleware",
+]
+
+DEFAULT_MAX_CHARS: Final = 20_000
+DEFAULT_PREVIEW_CHARS: Final = 4_000
+MIN_MAX_CHARS: Final = 1
+MAX_MAX_CHARS: Final = 10_000_000
+#: Longest tool-name or call-id fragment in an externalized file's name.
+MAX_NAME_CHARS: Final = 64
+#: ``response_metadata`` key recording what the budget did (kind, original size, file path).
+BUDGET_METADATA_KEY: Final = "tool_output_budget"
+
+_HASH_CHARS: Final = 16
+_UNSAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+_PART_SEPARATOR: Final = "\n\n"
+
+_log = logging.getLogger(__name__)
+
+
+class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
+    """Cap every tool's content at ``max_chars`` and prune the evidence the cut made invisible.
+
+    * ``output_dir``: where oversized outputs are written in full; the content becomes a preview
+      (at most ``preview_chars``) plus the file path. Without it, or when writing fails, the
+      content keeps its head and tail around an omission marker.
+    * ``tool_overrides``: per-tool ``max_chars``; ``exempt_tools``: tools left untouched.
+    * ``budget_model_requests``: also budget the ``ToolMessage`` history of each model request.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        output_dir: str | os.PathLike[str] | None = None,
+        preview_chars: int = DEFAULT_PREVIEW_CHARS,
+        tool_overrides: Mapping[str, int] | None = None,
+        exempt_tools: Collection[str] = (),
+        budget_model_requests: bool = True,
+    ) -> None:
+        super().__init__()
+        overrides = dict(tool_overrides or {})
+        for limit in (max_chars, *overrides.values()):
+            if not MIN_MAX_CHARS <= limit <= MAX_MAX_CHARS:
+                raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
+        if not 0 <= preview_chars <= MAX_MAX_CHARS:
+            raise ValueError(f"preview_chars must be between 0 and {MAX_MAX_CHARS}")
+        self.max_chars = max_chars
+        self.output_dir = Path(output_dir) if output_dir is not None else None
+        self.preview_chars = preview_chars
+        self.tool_overrides: Mapping[str, int] = overrides
+        self.exempt_tools = frozenset(exempt_tools)
+        self.budget_model_requests = budget_model_requests
+
+    # ------------------------------------------------------------------ the budget itself
+
+    def limit_for(self, tool_name: str | None) -> int | None:
+        """The character budget of ``tool_name``; ``None`` when the tool is exempt."""
+        if tool_name is not None and tool_name in self.exempt_tools:
+            return None
+        if tool_name is not None and tool_name in self.tool_overrides:
+            return self.tool_overrides[tool_name]
+        return self.max_chars
+
+    def needs_budget(self, message: object) -> bool:
+        if not isinstance(message, ToolMessage):
+            return False
+        limit = self.limit_for(message.name)
+        return limit is not None and _text_length(message.content) > limit
+
+    def budget_message(self, message: ToolMessage) -> ToolMessage:
+        """``message`` within its budget with its evidence pruned; the same object if it fits.
+
+        May write a file (when ``output_dir`` is set); the async hooks call it in a thread.
+        """
+        if not self.needs_budget(message):
+            return message
+        limit = self.limit_for(message.name)
+        assert limit is not None
+        text = _PART_SEPARATOR.join(text_parts(message.content))
+        cut, record = self._cut(text, limit, message.name, message.tool_call_id)
+        content: str | list[str | dict[Any, Any]]
+        if isinstance(message.content, str):
+            content = cut
+        else:  # list content: the text parts become one, other parts (images…) are kept after it
+            others = [item for item in message.content if not _is_text_part(item)]
+            content = [{"type": "text", "text": cut}, *others]
+        content, artifact = prune_evidence(content, message.artifact)
+        metadata = {**message.response_metadata, BUDGET_METADATA_KEY: record}
+        return message.model_copy(
+            update={"content": content, "artifact": artifact, "response_metadata": metadata}
+        )
+
+    def _cut(
+        self, text: str, limit: int, tool_name: str | None, call_id: str | None
+    ) -> tuple[str, dict[str, Any]]:
+        record: dict[str, Any] = {"original_chars": len(text), "max_chars": limit}
+        if self.output_dir is not None:
+            externalized = self._externalize(text, limit, tool_name, call_id)
+            if externalized is not None:
+                content, path = externalized
+                return content, {**record, "kind": "externalized", "path": path}
+        return truncate_text(text, max_chars=limit), {**record, "kind": "truncated"}
+
+    def _externalize(
+        self, text: str, limit: int, tool_name: str | None, call_id: str | None
+    ) -> tuple[str, str] | None:
+        assert self.output_dir is not None
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+        stem = "-".join(_safe_name(part) for part in (tool_name or "tool", call_id or "call"))
+        path = self.output_dir / f"{stem}-{digest}.txt"
+        # The notice's length depends on the preview's; reserve the longest it can be.
+        room = min(self.preview_chars, limit - len(_notice(len(text), len(text), path)))
+        if room < 0:
+            return None  # not even the path fits: truncation keeps more of the output
+        try:
+            _write_once(path, text)
+        except OSError as exc:
+            _log.warning("could not externalize a tool output (%s); truncating", type(exc).__name__)
+            return None
+        preview = preview_text(text, max_chars=room)
+        return preview + _notice(len(preview), len(text), path), str(path)
+
+    def _budget_result(self, result: ToolMessage | Command[Any]) -> ToolMessage | Command[Any]:
+        if isinstance(result, ToolMessage):
+            return self.budget_message(result)
+        update = result.update
+        if isinstance(update, Mapping) and isinstance(update.get("messages"), list):
+            messages = [
+                self.budget_message(m) if isinstance(m, ToolMessage) else m
+                for m in update["messages"]
+            ]
+            if any(new is not old for new, old in zip(messages, update["messages"], strict=True)):
+                return dataclasses.replace(result, update={**update, "messages": messages})
+        return result
+
+    def _needs_any(self, result: ToolMessage | Command[Any]) -> bool:
+        if isinstance(result, ToolMessage):
+            return self.needs_budget(result)
+        update = result.update
+        messages = update.get("messages") if isinstance(update, Mapping) else None
+        return isinstance(messages, list) and any(self.needs_budget(m) for m in messages)
+
+    def _budget_history(self, messages: list[AnyMessage]) -> list[AnyMessage] | None:
+        budgeted: list[AnyMessage] = [
+            self.budget_message(m) if isinstance(m, ToolMessage) else m for m in messages
+        ]
+        return (
+            budgeted if any(a is not b for a, b in zip(budgeted, messages, strict=True)) else None
+        )
+
+    # ------------------------------------------------------------------ LangChain hooks
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        return self._budget_result(handler(request))
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        result = await handler(request)
+        if not self._needs_any(result):
+            return result
+        return await asyncio.to_thread(self._budget_result, result)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        if self.budget_model_requests:
+            budgeted = self._budget_history(request.messages)
+            if budgeted is not None:
+                request = request.override(messages=budgeted)
+        return handler(request)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        if self.budget_model_requests and any(self.needs_budget(m) for m in request.messages):
+            budgeted = await asyncio.to_thread(self._budget_history, request.messages)
+            if budgeted is not None:
+                request = request.override(messages=budgeted)
+        return await handler(request)
+
+
+def _is_text_part(item: object) -> bool:
+    return isinstance(item, str) or (
+        isinstance(item, Mapping)
+        and item.get("type") == "text"
+        and isinstance(item.get("text"), str)
+    )
+
+
+def _text_length(content: object) -> int:
+    parts = text_parts(content)
+    return sum(map(len, parts)) + len(_PART_SEPARATOR) * max(0, len(parts) - 1)
+
+
+def _safe_name(name: str) -> str:
+    return _UNSAFE_NAME_RE.sub("_", name).strip("._")[:MAX_NAME_CHARS] or "x"
+
+
+def _notice(shown: int, total: int, path: Path) -> str:
+    return (
+        f"\n\n[Output too long: showing the first {shown} of {total} characters. "
+        f"The full output was saved to {path}; read that file for the rest.]"
+    )
+
+
+def _write_once(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically unless the same content is already there."""
+    if path.exists():
+        return  # the name carries the content hash: an existing file holds this very output
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".txt")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,286 @@
+/**
+ * Assistant Markdown with verified knowledge citations (DESIGN §10).
+ *
+ * react-markdown parses (no raw HTML: HTML in the text stays text), rehype-sanitize with the
+ * default schema runs last among the tree plugins (the `user-content-` clobber prefix on ids and
+ * names stays), and citations are resolved afterwards, in `components.a`, from the destination the
+ * sanitized tree kept. Images never load: they render as a text placeholder. Every href the
+ * component emits passes this package's allowlist (`url.ts`).
+ */
+
+import {
+  createContext,
+  memo,
+  useContext,
+  useMemo,
+  type ComponentPropsWithoutRef,
+  type ReactElement,
+  type ReactNode,
+} from "react";
+import Markdown, { type Components, type ExtraProps, type Options } from "react-markdown";
+import rehypeSanitize, { defaultSchema } from "rehype-sanitize";
+
+import {
+  classifyLink,
+  stripCitationPrefix,
+  summarizeCitations,
+  type SourceLookup,
+} from "../resolve.js";
+import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
+import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
+import { DEFAULT_LABELS, mergeLabels, type KnowledgeLabels } from "./labels.js";
+import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
+
+/**
+ * The sanitize schema: rehype-sanitize's default (GitHub-style) schema, with its `user-content-`
+ * clobber prefix, unchanged.
+ */
+export const KNOWLEDGE_SANITIZE_SCHEMA = defaultSchema;
+
+type PluggableList = NonNullable<Options["remarkPlugins"]>;
+
+export type KnowledgeMarkdownProps = CitationSourceProps & {
+  /** The assistant message's Markdown. */
+  readonly markdown: string;
+  /**
+   * True while the message is still streaming: a citation link still being written at the end
+   * (`[citation:A](#knowledge-source-01…`) is held back and shown as a pending marker instead of
+   * raw text.
+   */
+  readonly streaming?: boolean | undefined;
+  /** Extra remark plugins (e.g. remark-gfm). They run before rehype-sanitize. Pass a stable array. */
+  readonly remarkPlugins?: PluggableList | undefined;
+  /** Extra rehype plugins. They run before rehype-sanitize, which always runs last. Stable array. */
+  readonly rehypePlugins?: PluggableList | undefined;
+  /** Extra class names for the wrapping `<div class="dk-markdown">`. */
+  readonly className?: string | undefined;
+  /** Translated strings (merged over the English defaults). Pass a stable object. */
+  readonly labels?: Partial<KnowledgeLabels> | undefined;
+};
+
+interface CitationContextValue {
+  readonly lookup: SourceLookup;
+  readonly numbers: ReadonlyMap<string, number>;
+  readonly labels: KnowledgeLabels;
+}
+
+const CitationContext = createContext<CitationContextValue>({
+  lookup: { get: () => undefined, size: 0, sources: () => [] },
+  numbers: new Map(),
+  labels: DEFAULT_LABELS,
+});
+
+interface HastLike {
+  readonly type?: string;
+  readonly value?: unknown;
+  readonly children?: readonly HastLike[];
+}
+
+/** The text of a hast node (what the sanitized link label says). */
+function textOf(node: HastLike | undefined): string {
+  if (node === undefined) return "";
+  if (node.type === "text" && typeof node.value === "string") return node.value;
+  if (node.children === undefined) return "";
+  let text = "";
+  for (const child of node.children) text += textOf(child);
+  return text;
+}
+
+function MarkdownLink({
+  node,
+  href,
+  children,
+}: ComponentPropsWithoutRef<"a"> & ExtraProps): ReactElement {
+  const { lookup, numbers, labels } = useContext(CitationContext);
+  const labelText = textOf(node as HastLike | undefined);
+  const link = classifyLink(labelText, href);
+  switch (link.kind) {
+    case "shared":
+    case "native": {
+      const source = lookup.get(link.id);
+      if (source === undefined) {
+        return (
+          <InertCitation
+            label={stripCitationPrefix(labelText)}
+            reason="evidence_not_loaded"
+            labels={labels}
+          />
+        );
+      }
+      return <CitationChip source={source} number={numbers.get(link.id)} labels={labels} />;
+    }
+    case "malformed":
+      return <InertCitation label={stripCitationPrefix(labelText)} reason={link.reason} labels={labels} />;
+    case "web":
+      return <WebCitation label={stripCitationPrefix(labelText)} href={link.href} labels={labels} />;
+    case "link":
+      return <OrdinaryLink href={href} labels={labels}>{children}</OrdinaryLink>;
+  }
+}
+
+function OrdinaryLink({
+  href,
+  labels,
+  children,
+}: {
+  readonly href: string | undefined;
+  readonly labels: KnowledgeLabels;
+  readonly children: ReactNode;
+}): ReactElement {
+  const safe = classifyHref(href);
+  if (safe === null) {
+    return (
+      <span className="dk-link-blocked" title={labels.linkBlocked}>
+        {children}
+      </span>
+    );
+  }
+  if (safe.kind === "external") {
+    return (
+      <a className="dk-link" href={safe.href} target="_blank" rel={EXTERNAL_LINK_REL}>
+        {children}
+        <span className="dk-sr-only"> {labels.opensInNewTab}</span>
+      </a>
+    );
+  }
+  return (
+    <a className="dk-link" href={safe.href}>
+      {children}
+    </a>
+  );
+}
+
+function MarkdownImage({ alt }: ComponentPropsWithoutRef<"img"> & ExtraProps): ReactElement {
+  const { labels } = useContext(CitationContext);
+  const text = typeof alt === "string" && alt !== "" ? `${labels.image}: ${alt}` : labels.image;
+  return (
+    <span className="dk-image" title={labels.imageHelp}>
+      [{text}]
+    </span>
+  );
+}
+
+const COMPONENTS: Components = { a: MarkdownLink, img: MarkdownImage };
+
+// A citation still being written at the very end of a streaming message.
+const PENDING_TAIL =
+  /\[(?:c|ci|cit|cita|citat|citati|citatio|citation|citation:[^[\]\n`]*(?:\]|\]\([^()\s`]*)?)$/;
+const FENCE_LINE = /^ {0,3}(?:```|~~~)/gm;
+
+/** `markdown` without a trailing, unfinished citation link (outside an open code fence). */
+export function splitPendingCitation(markdown: string): { readonly body: string; readonly pending: boolean } {
+  const match = PENDING_TAIL.exec(markdown.length > 4_200 ? markdown.slice(-4_200) : markdown);
+  if (match === null) return { body: markdown, pending: false };
+  if ((markdown.match(FENCE_LINE)?.length ?? 0) % 2 === 1) return { body: markdown, pending: false };
+  return { body: markdown.slice(0, markdown.length - match[0].length), pending: true };
+}
+
+interface BodyProps {
+  readonly markdown: string;
+  readonly lookup: SourceLookup;
+  readonly streaming: boolean;
+  readonly remarkPlugins: PluggableList | undefined;
+  readonly rehypePlugins: PluggableList | undefined;
+  readonly className: string | undefined;
+  readonly labels: Partial<KnowledgeLabels> | undefined;
+}
+
+const NO_PLUGINS: PluggableList = [];
+
+interface TreeNode {
+  type: string;
+  value?: unknown;
+  children?: TreeNode[];
+}
+
+/** Raw HTML in the Markdown becomes literal text (it is shown, never parsed or executed). */
+function rehypeRawAsText() {
+  const walk = (node: TreeNode): void => {
+    if (node.children === undefined) return;
+    for (const child of node.children) {
+      if (child.type === "raw") child.type = "text";
+      else walk(child);
+    }
+  };
+  return (tree: TreeNode): void => walk(tree);
+}
+
+const MarkdownBody = memo(function MarkdownBody({
+  markdown,
+  lookup,
+  streaming,
+  remarkPlugins,
+  rehypePlugins,
+  className,
+  labels,
+}: BodyProps): ReactElement {
+  const merged = useMemo(() => mergeLabels(labels), [labels]);
+  const { body, pending } = useMemo(
+    () => (streaming ? splitPendingCitation(markdown) : { body: markdown, pending: false }),
+    [markdown, streaming],
+  );
+  const numbers = useMemo(() => summarizeCitations(body, lookup).numbers, [body, lookup]);
+  const context = useMemo(() => ({ lookup, numbers, labels: merged }), [lookup, numbers, merged]);
+  const rehype = useMemo(
+    () =>
+      [
+        rehypeRawAsText,
+        ...(rehypePlugins ?? NO_PLUGINS),
+        [rehypeSanitize, KNOWLEDGE_SANITIZE_SCHEMA],
+      ] as PluggableList,
+    [rehypePlugins],
+  );
+  return (
+    <CitationContext.Provider value={context}>
+      <div className={className === undefined ? "dk-markdown" : `dk-markdown ${className}`}>
+        <Markdown
+          remarkPlugins={remarkPlugins ?? NO_PLUGINS}
+          rehypePlugins={rehype}
+          components={COMPONENTS}
+        >
+          {body}
+        </Markdown>
+        {pending && <span className="dk-pending" aria-hidden="true" title={merged.pending} />}
+      </div>
+    </CitationContext.Provider>
+  );
+});
+
+/**
+ * Renders one assistant message's Markdown with its knowledge citations resolved.
+ *
+ * Give it either the loaded history (`messages` + `messageIndex`: evidence is read from the tool
+ * messages *before* `messageIndex`, verified and cached per message object) or a precomputed
+ * `sources` lookup. Citations become:
+ *
+ * * `[citation:T](#knowledge-source-<id>)`, `#user-content-knowledge-source-<id>`, native
+ *   `#knowledge-<hex>-<n>` / `#user-content-knowledge-<hex>-<n>` with verified evidence → a chip
+ *   (`<button>`) whose preview shows provider, verified title, excerpt and only the locators the
+ *   evidence carries;
+ * * the same with no evidence in the loaded history → an inert "evidence not loaded" label, which
+ *   becomes a chip when the evidence arrives (and, once a chip, stays one for this message);
+ * * a malformed `#knowledge-source-…` destination or a `citation:` label with an unsupported
+ *   destination → an inert label with its reason;
+ * * `[citation:T](https://…)` → an external link; any other link → a link only if its address
+ *   passes the allowlist, else plain text. Images render as a text placeholder.
+ *
+ * Re-rendering with a new `messages` array whose earlier messages are the same objects (a
+ * streamed token) re-renders only messages whose Markdown or visible evidence changed.
+ *
+ * @example
+ * <KnowledgeMarkdown markdown={text} messages={thread.messages} messageIndex={i} streaming={busy} />
+ */
+export function KnowledgeMarkdown(props: KnowledgeMarkdownProps): ReactElement {
+  const lookup = useCitationLookup(props);
+  return (
+    <MarkdownBody
+      markdown={typeof props.markdown === "string" ? props.markdown : ""}
+      lookup={lookup}
+      streaming={props.streaming === true}
+      remarkPlugins={props.remarkPlugins}
+      rehypePlugins={props.rehypePlugins}
+      className={props.className}
+      labels={props.labels}
+    />
+  );
+}

@@ -1,0 +1,76 @@
+/**
+ * The distinct verified sources one assistant message cites, in first-citation order.
+ */
+
+import { useMemo, type ReactElement } from "react";
+
+import { describeSource, summarizeCitations } from "../resolve.js";
+import { SourceDetails } from "./CitationChip.js";
+import { mergeLabels, type KnowledgeLabels } from "./labels.js";
+import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
+
+export type SourcesPanelProps = CitationSourceProps & {
+  /** The assistant message's Markdown (the citations are read from it, outside code). */
+  readonly markdown: string;
+  /** Whether the list starts expanded (default true). */
+  readonly defaultOpen?: boolean | undefined;
+  readonly className?: string | undefined;
+  readonly labels?: Partial<KnowledgeLabels> | undefined;
+};
+
+/**
+ * A collapsible list of the sources a message cites: only verified sources are listed (numbered
+ * as the message's chips are); citations whose evidence is not in the loaded history are counted
+ * as "evidence not loaded", malformed ones as malformed. Renders nothing when the message cites
+ * nothing. Takes the same evidence props as `KnowledgeMarkdown`.
+ */
+export function SourcesPanel(props: SourcesPanelProps): ReactElement | null {
+  const lookup = useCitationLookup(props);
+  const markdown = typeof props.markdown === "string" ? props.markdown : "";
+  const summary = useMemo(() => summarizeCitations(markdown, lookup), [markdown, lookup]);
+  const labels = useMemo(() => mergeLabels(props.labels), [props.labels]);
+  const count = summary.sources.length;
+  if (count === 0 && summary.unresolved === 0 && summary.malformed === 0) return null;
+  const className = props.className === undefined ? "dk-sources" : `dk-sources ${props.className}`;
+  return (
+    <section className={className} aria-label={labels.sources}>
+      <details open={props.defaultOpen ?? true}>
+        <summary className="dk-sources-summary">
+          {labels.sources} ({count})
+        </summary>
+        {count > 0 && (
+          <ol className="dk-sources-list">
+            {summary.sources.map((source, index) => {
+              const display = describeSource(source);
+              return (
+                <li
+                  key={source.id}
+                  className="dk-source"
+                  data-dk-kind={display.kind}
+                  data-dk-source-id={display.id}
+                >
+                  <span className="dk-source-number" aria-hidden="true">
+                    {index + 1}
+                  </span>
+                  <span className="dk-source-body">
+                    <SourceDetails display={display} labels={labels} />
+                  </span>
+                </li>
+              );
+            })}
+          </ol>
+        )}
+        {summary.unresolved > 0 && (
+          <p className="dk-sources-note" data-dk-reason="evidence_not_loaded">
+            {labels.notLoadedCount(summary.unresolved)}
+          </p>
+        )}
+        {summary.malformed > 0 && (
+          <p className="dk-sources-note" data-dk-reason="malformed">
+            {labels.malformedCount(summary.malformed)}
+          </p>
+        )}
+      </details>
+    </section>
+  );
+}

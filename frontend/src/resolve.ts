@@ -1,0 +1,458 @@
+/**
+ * Which evidence an assistant message may cite (DESIGN §6 and §10).
+ *
+ * The evidence for the message at `beforeIndex` is what the tool messages *before* it in the
+ * loaded history carried and what re-verifies here: shared records through `readEnvelope` (any
+ * tool message; id recomputed, handle and excerpt found in the same message's content) and native
+ * RAGFlow records through `readNative` (only `knowledge_search` / `task` messages). Artifacts on
+ * human and AI messages are ignored: the message type, not the artifact, decides.
+ *
+ * Cost model. A chat re-renders on every streamed token, with a new `messages` array whose old
+ * message objects are unchanged. So:
+ * * each tool message object is validated once (results in a `WeakMap` keyed by the object);
+ * * each `messages` array is scanned once (a `WeakMap` keyed by the array), in O(messages) pointer
+ *   and `type` checks, and its tool messages are matched against the previous array's: when they
+ *   are the same objects (or an extension of them) the existing source index is reused or
+ *   extended, so a streamed token costs no validation and no index rebuild;
+ * * `collectSources(messages, i)` then returns a cached {@link SourceLookup} for "the first k tool
+ *   messages" — the same object on every token while nothing before `i` changed, which lets a
+ *   memoized renderer skip the unchanged messages entirely.
+ *
+ * Message objects must be treated as immutable (as React state is): a tool message changed in
+ * place is not re-validated.
+ */
+
+import type { KnowledgeSource, ReadResult } from "./contract.js";
+import { isRecordObject } from "./contract.js";
+import { findCitations, type Citation } from "./citations.js";
+import { readEnvelope } from "./envelope.js";
+import { readNative, type NativeReadResult, type NativeSource } from "./native.js";
+
+/** A shared (content-addressed) record that verified. */
+export interface ResolvedSharedSource {
+  readonly kind: "shared";
+  /** The 32-hex source id. */
+  readonly id: string;
+  readonly record: KnowledgeSource;
+}
+
+/** A native RAGFlow record that verified (DESIGN §7). */
+export interface ResolvedNativeSource {
+  readonly kind: "native";
+  /** The `<32 hex>-<n>` native id. */
+  readonly id: string;
+  readonly record: NativeSource;
+}
+
+/** Verified evidence a citation can resolve to. */
+export type ResolvedSource = ResolvedSharedSource | ResolvedNativeSource;
+
+/**
+ * The verified sources visible to one message. `get` takes the id as it appears in a citation
+ * (32 hex for shared, `<hex>-<n>` for native); the two id shapes never collide.
+ */
+export interface SourceLookup {
+  get(id: string): ResolvedSource | undefined;
+  /** Number of distinct verified sources visible. */
+  readonly size: number;
+  /** Every visible source, in order of first appearance in the history. */
+  sources(): readonly ResolvedSource[];
+}
+
+/** What one tool message yielded (validated once per message object). */
+export interface MessageEvidence {
+  readonly shared: ReadResult;
+  readonly native: NativeReadResult;
+  /** The verified sources of this message: shared first, then native. */
+  readonly sources: readonly ResolvedSource[];
+}
+
+/** Counters for tests and diagnostics. */
+export interface ResolverStats {
+  /** Tool messages validated (one per distinct message object). */
+  readonly validations: number;
+  /** Source indexes built from scratch (a new history, a switched branch, a rewritten prefix). */
+  readonly indexBuilds: number;
+  /** `messages` arrays scanned (one per distinct array). */
+  readonly historyScans: number;
+}
+
+export interface SourceResolverOptions {
+  /** The shared-envelope reader (defaults to `readEnvelope`; inject to count or instrument). */
+  readonly readShared?: (content: unknown, artifact: unknown) => ReadResult;
+  /** The native-snapshot reader (defaults to `readNative`). */
+  readonly readNative?: (content: unknown, artifact: unknown, toolName: unknown) => NativeReadResult;
+  /** How many independent histories (e.g. chat panes) keep a warm index; default 4. */
+  readonly maxHistories?: number;
+}
+
+export interface SourceResolver {
+  /**
+   * The verified evidence that the message at `beforeIndex` may cite: tool messages at indices
+   * `0 … beforeIndex-1` of `messages` only. Never throws; non-message entries are skipped.
+   */
+  collectSources(messages: readonly unknown[], beforeIndex: number): SourceLookup;
+  /** The (cached) evidence of one message; null when it is not a tool message. */
+  evidenceOf(message: unknown): MessageEvidence | null;
+  readonly stats: ResolverStats;
+}
+
+/** A plain, display-ready view of a verified source (what chips and panels show). */
+export interface SourceDisplay {
+  readonly kind: "shared" | "native";
+  readonly id: string;
+  readonly provider: string;
+  /** The verified title (shared `title`, native `document_name`); null when the provider gave none. */
+  readonly title: string | null;
+  readonly excerpt: string;
+  readonly datasetName: string | null;
+  readonly pages: readonly number[];
+  /** An http(s) URL from the provider's evidence (shared records only). */
+  readonly url: string | null;
+  /** True when the provider said the excerpt is shorter than its text (native records). */
+  readonly truncated: boolean;
+}
+
+const EMPTY_SOURCES: readonly ResolvedSource[] = Object.freeze([]);
+
+const EMPTY_LOOKUP: SourceLookup = Object.freeze({
+  get: () => undefined,
+  size: 0,
+  sources: () => EMPTY_SOURCES,
+});
+
+/** An empty lookup: nothing resolves. */
+export function emptySourceLookup(): SourceLookup {
+  return EMPTY_LOOKUP;
+}
+
+/**
+ * A lookup over sources the caller already trusts (e.g. evidence restored by its own verified
+ * pipeline). First occurrence of an id wins. Prefer {@link collectSources}, which verifies.
+ */
+export function sourceLookupFrom(sources: Iterable<ResolvedSource>): SourceLookup {
+  const map = new Map<string, ResolvedSource>();
+  for (const source of sources) if (!map.has(source.id)) map.set(source.id, source);
+  const list = Object.freeze([...map.values()]);
+  return Object.freeze({ get: (id: string) => map.get(id), size: list.length, sources: () => list });
+}
+
+const hasOwn = (value: object, key: string): boolean =>
+  Object.prototype.hasOwnProperty.call(value, key);
+
+function field(message: Record<string, unknown>, key: string): unknown {
+  try {
+    return message[key];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True for a tool message in the LangGraph SDK / LangChain serialized shape (`type: "tool"`), or
+ * an OpenAI-style `{role: "tool"}` without a `type`.
+ */
+export function isToolMessage(message: unknown): message is Record<string, unknown> {
+  if (!isRecordObject(message)) return false;
+  const type = field(message, "type");
+  if (type === "tool") return true;
+  return type === undefined && field(message, "role") === "tool";
+}
+
+/** The display model of a verified source. */
+export function describeSource(source: ResolvedSource): SourceDisplay {
+  if (source.kind === "shared") {
+    const record = source.record;
+    return {
+      kind: "shared",
+      id: source.id,
+      provider: record.provider,
+      title: record.title,
+      excerpt: record.excerpt,
+      datasetName: record.dataset_name ?? null,
+      pages: record.page === undefined ? [] : [record.page],
+      url: record.url ?? null,
+      truncated: false,
+    };
+  }
+  const record = source.record;
+  return {
+    kind: "native",
+    id: source.id,
+    provider: record.provider,
+    title: record.document_name.trim() === "" ? null : record.document_name,
+    excerpt: record.text,
+    datasetName: record.dataset_name.trim() === "" ? null : record.dataset_name,
+    pages: record.pages,
+    url: null,
+    truncated: record.truncated,
+  };
+}
+
+/** An append-only index over a sequence of tool messages; views see its first k messages. */
+class SourceStore {
+  /** The tool message objects, in order (ordinal = position in this list). */
+  readonly tools: unknown[] = [];
+  private readonly first = new Map<string, { source: ResolvedSource; ordinal: number }>();
+  private readonly list: ResolvedSource[] = [];
+  /** `ends[k]` = number of distinct sources among the first k tool messages. */
+  private readonly ends: number[] = [0];
+  private readonly views = new Map<number, SourceLookup>();
+
+  append(message: unknown, evidence: MessageEvidence): void {
+    const ordinal = this.tools.length;
+    this.tools.push(message);
+    for (const source of evidence.sources) {
+      if (this.first.has(source.id)) continue; // first appearance wins; never replace evidence
+      this.first.set(source.id, { source, ordinal });
+      this.list.push(source);
+    }
+    this.ends.push(this.list.length);
+  }
+
+  view(count: number): SourceLookup {
+    if (count <= 0) return EMPTY_LOOKUP;
+    const cached = this.views.get(count);
+    if (cached !== undefined) return cached;
+    const first = this.first;
+    const size = this.ends[count] ?? 0;
+    let snapshot: readonly ResolvedSource[] | null = null;
+    const view: SourceLookup = Object.freeze({
+      get(id: string): ResolvedSource | undefined {
+        const entry = first.get(id);
+        return entry !== undefined && entry.ordinal < count ? entry.source : undefined;
+      },
+      size,
+      sources: () => (snapshot ??= Object.freeze(this.list.slice(0, size))),
+    });
+    this.views.set(count, view);
+    return view;
+  }
+}
+
+/** One scanned `messages` array: its tool positions and the store holding their sources. */
+interface HistoryIndex {
+  readonly length: number;
+  readonly positions: readonly number[];
+  readonly store: SourceStore;
+}
+
+/** A resolver with its own caches (tests inject readers; apps normally share the default). */
+export function createSourceResolver(options: SourceResolverOptions = {}): SourceResolver {
+  const readShared = options.readShared ?? readEnvelope;
+  const readNativeSnapshot = options.readNative ?? readNative;
+  const maxHistories = Math.max(1, options.maxHistories ?? 4);
+  const evidence = new WeakMap<object, MessageEvidence>();
+  const histories = new WeakMap<readonly unknown[], HistoryIndex>();
+  let stores: SourceStore[] = [];
+  const stats = { validations: 0, indexBuilds: 0, historyScans: 0 };
+
+  function evidenceOf(message: unknown): MessageEvidence | null {
+    if (!isToolMessage(message)) return null;
+    const cached = evidence.get(message);
+    if (cached !== undefined) return cached;
+    stats.validations += 1;
+    const content = hasOwn(message, "content") ? field(message, "content") : undefined;
+    const artifact = hasOwn(message, "artifact") ? field(message, "artifact") : undefined;
+    const name = hasOwn(message, "name") ? field(message, "name") : undefined;
+    const shared = safeRead(() => readShared(content, artifact), SHARED_FAILED);
+    const native = safeRead(() => readNativeSnapshot(content, artifact, name), NATIVE_FAILED);
+    const sources: ResolvedSource[] = [];
+    for (const record of shared.sources) sources.push(Object.freeze({ kind: "shared", id: record.id, record }));
+    for (const record of native.sources) sources.push(Object.freeze({ kind: "native", id: record.id, record }));
+    const result: MessageEvidence = Object.freeze({ shared, native, sources: Object.freeze(sources) });
+    evidence.set(message, result);
+    return result;
+  }
+
+  function storeFor(tools: readonly unknown[]): SourceStore {
+    for (let s = 0; s < stores.length; s++) {
+      const store = stores[s] as SourceStore;
+      const known = store.tools;
+      const common = Math.min(known.length, tools.length);
+      let same = 0;
+      while (same < common && known[same] === tools[same]) same += 1;
+      if (same < common) continue; // diverged (another branch, a rewritten prefix)
+      for (let i = known.length; i < tools.length; i++) {
+        store.append(tools[i], evidenceOf(tools[i]) as MessageEvidence);
+      }
+      if (s !== 0) stores = [store, ...stores.filter((other) => other !== store)];
+      return store;
+    }
+    stats.indexBuilds += 1;
+    const store = new SourceStore();
+    for (const tool of tools) store.append(tool, evidenceOf(tool) as MessageEvidence);
+    stores = [store, ...stores].slice(0, maxHistories);
+    return store;
+  }
+
+  function indexOf(messages: readonly unknown[]): HistoryIndex {
+    const cached = histories.get(messages);
+    if (cached !== undefined && cached.length === messages.length) return cached;
+    stats.historyScans += 1;
+    const positions: number[] = [];
+    const tools: unknown[] = [];
+    const length = messages.length;
+    for (let i = 0; i < length; i++) {
+      const message = messages[i];
+      if (isToolMessage(message)) {
+        positions.push(i);
+        tools.push(message);
+      }
+    }
+    const index: HistoryIndex = { length, positions, store: storeFor(tools) };
+    histories.set(messages, index);
+    return index;
+  }
+
+  function collectSources(messages: readonly unknown[], beforeIndex: number): SourceLookup {
+    if (!Array.isArray(messages)) return EMPTY_LOOKUP;
+    const index = indexOf(messages);
+    const limit = Number.isFinite(beforeIndex) ? Math.floor(beforeIndex) : beforeIndex > 0 ? Infinity : 0;
+    return index.store.view(countBefore(index.positions, limit));
+  }
+
+  return {
+    collectSources,
+    evidenceOf,
+    get stats(): ResolverStats {
+      return { ...stats };
+    },
+  };
+}
+
+const SHARED_FAILED: ReadResult = Object.freeze({
+  sources: Object.freeze([]),
+  rejected: Object.freeze([]),
+  error: "not_an_array",
+});
+
+const NATIVE_FAILED: NativeReadResult = Object.freeze({
+  sources: Object.freeze([]),
+  rejected: Object.freeze([]),
+  error: "not_an_array",
+});
+
+function safeRead<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback; // readers never throw; an injected one might
+  }
+}
+
+/** How many sorted positions are `< limit`. */
+function countBefore(positions: readonly number[], limit: number): number {
+  let lo = 0;
+  let hi = positions.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((positions[mid] as number) < limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The resolver behind {@link collectSources} and the components' default. */
+export const defaultSourceResolver: SourceResolver = createSourceResolver();
+
+/**
+ * The verified evidence that the message at `beforeIndex` of `messages` may cite (tool messages
+ * before it only), from the shared default resolver.
+ */
+export function collectSources(messages: readonly unknown[], beforeIndex: number): SourceLookup {
+  return defaultSourceResolver.collectSources(messages, beforeIndex);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classifying a rendered link (the same table as contracts/README.md §4, applied to the label and
+// destination react-markdown produced after sanitizing).
+
+const SHARED_RE = /^#(?:user-content-)?knowledge-source-([0-9a-f]{32})$/;
+const NATIVE_RE = /^#(?:user-content-)?knowledge-([0-9a-f]{32}-[1-9][0-9]{0,2})$/;
+const SHARED_PREFIXES = ["#knowledge-source-", "#user-content-knowledge-source-"] as const;
+const LABEL_PREFIX = "citation:";
+
+/** Why a citation renders as an inert label. */
+export type InertReason = "evidence_not_loaded" | "bad_source_id" | "unsupported_destination";
+
+/** What a rendered link is, by its destination (and, for `citation:` labels, its label). */
+export type LinkClass =
+  | { readonly kind: "shared" | "native"; readonly id: string }
+  | { readonly kind: "malformed"; readonly reason: "bad_source_id" | "unsupported_destination" }
+  | { readonly kind: "web"; readonly href: string }
+  | { readonly kind: "link" };
+
+/**
+ * Classify a link by its (sanitized) destination and label text, as §4 classifies a written
+ * link. `href` is null when the sanitizer removed it (e.g. `javascript:`): with a `citation:`
+ * label that is a malformed citation, otherwise an ordinary (and then unrendered) link.
+ */
+export function classifyLink(label: string, href: string | null | undefined): LinkClass {
+  const destination = typeof href === "string" ? href : "";
+  const shared = SHARED_RE.exec(destination);
+  if (shared !== null) return { kind: "shared", id: shared[1] as string };
+  if (SHARED_PREFIXES.some((prefix) => destination.startsWith(prefix))) {
+    return { kind: "malformed", reason: "bad_source_id" };
+  }
+  const native = NATIVE_RE.exec(destination);
+  if (native !== null) return { kind: "native", id: native[1] as string };
+  if (!label.startsWith(LABEL_PREFIX)) return { kind: "link" };
+  if (destination.startsWith("http://") || destination.startsWith("https://")) {
+    return { kind: "web", href: destination };
+  }
+  return { kind: "malformed", reason: "unsupported_destination" };
+}
+
+/** A label without its leading `citation:`. */
+export function stripCitationPrefix(label: string): string {
+  return label.startsWith(LABEL_PREFIX) ? label.slice(LABEL_PREFIX.length) : label;
+}
+
+/** The citations of one message, resolved against its evidence. */
+export interface CitationSummary {
+  /** Distinct verified sources, in first-citation order. */
+  readonly sources: readonly ResolvedSource[];
+  /** 1-based number of each verified source id, in first-citation order. */
+  readonly numbers: ReadonlyMap<string, number>;
+  /** Distinct well-formed ids cited without evidence in the loaded history. */
+  readonly unresolved: number;
+  /** Malformed citation links (occurrences). */
+  readonly malformed: number;
+  /** Every citation found (contracts/README.md §4), in document order. */
+  readonly citations: readonly Citation[];
+}
+
+/** Resolve the citations of `markdown` (outside code, §4 grammar) against `lookup`. */
+export function summarizeCitations(markdown: string, lookup: SourceLookup): CitationSummary {
+  const citations = findCitations(markdown);
+  const sources: ResolvedSource[] = [];
+  const numbers = new Map<string, number>();
+  const missing = new Set<string>();
+  let malformed = 0;
+  for (const citation of citations) {
+    if (citation.kind === "malformed") {
+      malformed += 1;
+      continue;
+    }
+    if ((citation.kind !== "shared" && citation.kind !== "native") || citation.source_id === null) {
+      continue;
+    }
+    const id = citation.source_id;
+    if (numbers.has(id) || missing.has(id)) continue;
+    const source = lookup.get(id);
+    if (source === undefined) {
+      missing.add(id);
+    } else {
+      sources.push(source);
+      numbers.set(id, sources.length);
+    }
+  }
+  return {
+    sources: Object.freeze(sources),
+    numbers,
+    unresolved: missing.size,
+    malformed,
+    citations: Object.freeze(citations),
+  };
+}

@@ -1,0 +1,433 @@
+"""The ``deerflow-knowledge`` command line, driven through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, messages_to_dict
+from typer.testing import CliRunner
+
+from deerflow.knowledge import KnowledgeSource, build_envelope, read_envelope
+from deerflow.knowledge.cli import app, audit_thread, thread_messages
+from deerflow.knowledge.formatting import citation_link
+from deerflow.knowledge.settings import KnowledgeSettings, build_provider, load_settings
+
+SECRET = "sk-CLI-SECRET-MARKER-7c1d"
+ENV_VARS = (
+    "DEERFLOW_KNOWLEDGE_PROVIDER",
+    "DEERFLOW_KNOWLEDGE_INDEX",
+    "DEERFLOW_KNOWLEDGE_DATASET_NAME",
+    "LIGHTRAG_BASE_URL",
+    "LIGHTRAG_API_KEY",
+    "LIGHTRAG_MODE",
+    "RAGFLOW_BASE_URL",
+    "RAGFLOW_API_KEY",
+    "RAGFLOW_DATASETS",
+)
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    index = tmp_path_factory.mktemp("cli") / "index.sqlite"
+    result = runner.invoke(app, ["index", "--index", str(index)])
+    assert result.exit_code == 0, result.output
+    return index
+
+
+def _json(output: str) -> Any:
+    return json.loads(output)
+
+
+# --------------------------------------------------------------------------- index
+
+
+def test_index_sample_corpus_then_update(tmp_path: Path, sample_index: Path) -> None:
+    result = runner.invoke(app, ["index", "--index", str(sample_index), "--json"])
+    assert result.exit_code == 0, result.output
+    report = _json(result.stdout)
+    assert report["added"] == [] and report["skipped"] == []
+    assert "architecture-guide.pdf" in report["unchanged"]
+    assert "providers/lightrag-setup.md" in report["unchanged"]
+    assert report["documents"] == len(report["unchanged"]) >= 8
+
+    table = runner.invoke(app, ["index", "--index", str(sample_index)])
+    assert table.exit_code == 0
+    assert "Unchanged" in table.stdout and "Chunks in index" in table.stdout
+
+
+def test_index_reports_skipped_files(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("Fine text about owls.")
+    (docs / "bad.pdf").write_bytes(b"%PDF-1.4 garbage")
+    result = runner.invoke(app, ["index", str(docs), "--index", str(tmp_path / "i.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert "Skipped files" in result.stdout and "bad.pdf" in result.stdout
+    assert "corrupt or unsupported PDF" in result.stdout
+
+
+def test_index_uses_the_environment_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("Hello owls.")
+    monkeypatch.setenv("DEERFLOW_KNOWLEDGE_INDEX", str(tmp_path / "env.sqlite"))
+    result = runner.invoke(app, ["index", str(docs), "--json"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "env.sqlite").is_file()
+
+
+def test_index_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["index", str(tmp_path / "missing"), "--index", str(tmp_path / "i.sqlite")]
+    )
+    assert result.exit_code == 2
+
+
+# --------------------------------------------------------------------------- search
+
+
+def test_search_shows_verified_sources(sample_index: Path) -> None:
+    result = runner.invoke(
+        app, ["search", "pages of a PDF in the local index", "--index", str(sample_index)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "verified" in result.stdout
+    assert "every source verified" in result.stdout
+
+
+def test_search_json_artifact_verifies(sample_index: Path) -> None:
+    result = runner.invoke(
+        app, ["search", "subagent source accumulator", "--index", str(sample_index), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    payload = _json(result.stdout)
+    assert set(payload) == {"content", "artifact"}
+    read = read_envelope(payload["content"], payload["artifact"])
+    assert read.error is None and not read.rejected and read.sources
+    pdf = [s for s in read.sources if s.title == "architecture-guide.pdf"]
+    assert pdf and pdf[0].page == 2
+    assert all(s.provider == "local" and s.url is None for s in read.sources)
+
+
+def test_search_hostile_document_prints_as_text(sample_index: Path) -> None:
+    result = runner.invoke(
+        app, ["search", "canary-hostile-payload", "--index", str(sample_index), "--raw"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "hostile-payloads.md" in result.stdout
+    for payload in ("[bold red]not bold[/bold red]", "<script>alert(1)</script>"):
+        assert payload in result.stdout  # printed as text, never as console markup
+
+
+def test_search_without_index_fails_clearly(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["search", "deer", "--index", str(tmp_path / "none.sqlite")])
+    assert result.exit_code == 1
+    assert "Error: No index at" in result.stderr
+    assert "deerflow-knowledge index PATH" in result.stderr
+    as_json = runner.invoke(app, ["search", "deer", "--index", str(tmp_path / "n.sqlite"), "--json"])
+    assert as_json.exit_code == 1
+    assert _json(as_json.stdout)["content"].startswith("Error: No index at")
+    assert _json(as_json.stdout)["artifact"] is None
+
+
+def test_search_nothing_found(sample_index: Path) -> None:
+    result = runner.invoke(app, ["search", "zzzqqq", "--index", str(sample_index)])
+    assert result.exit_code == 0
+    assert "No relevant content found." in result.stdout
+
+
+def test_unknown_provider_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["search", "deer", "--provider", "elastic"])
+    assert result.exit_code == 2
+    assert "Unknown provider" in result.stderr
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+def test_lightrag_key_from_environment_is_never_printed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIGHTRAG_API_KEY", SECRET)
+    monkeypatch.setenv("LIGHTRAG_BASE_URL", "http://127.0.0.1:9")  # discard port: refused
+    result = runner.invoke(app, ["search", "deer", "--provider", "lightrag"])
+    assert result.exit_code == 1
+    assert "Error:" in result.stderr
+    assert SECRET not in result.output
+    as_json = runner.invoke(app, ["search", "deer", "--provider", "lightrag", "--json"])
+    assert SECRET not in as_json.output
+
+
+def test_ragflow_key_from_config_is_never_printed(tmp_path: Path) -> None:
+    config = tmp_path / "knowledge.toml"
+    config.write_text(
+        'provider = "ragflow"\n[ragflow]\nbase_url = "http://127.0.0.1:9"\n'
+        f'api_key = "{SECRET}"\ndatasets = ["d1"]\n'
+    )
+    result = runner.invoke(app, ["search", "deer", "--config", str(config)])
+    assert result.exit_code != 0
+    assert SECRET not in result.output
+    bad_url = runner.invoke(
+        app, ["search", "deer", "--config", str(config), "--base-url", f"http://u:{SECRET}@h"]
+    )
+    assert bad_url.exit_code == 2 and SECRET not in bad_url.output
+    broken = tmp_path / "broken.toml"
+    broken.write_text(f'[ragflow]\napi_key = "{SECRET}\n')
+    result = runner.invoke(app, ["search", "deer", "--config", str(broken)])
+    assert result.exit_code == 2 and "not valid TOML" in result.stderr
+    assert SECRET not in result.output
+
+
+def test_help_never_shows_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LIGHTRAG_API_KEY", SECRET)
+    monkeypatch.setenv("RAGFLOW_API_KEY", SECRET)
+    for command in ([], ["index"], ["search"], ["verify"], ["serve"]):
+        result = runner.invoke(app, [*command, "--help"])
+        assert result.exit_code == 0
+        assert SECRET not in result.output
+
+
+def test_settings_precedence_and_redaction(tmp_path: Path) -> None:
+    config = tmp_path / "k.toml"
+    config.write_text(
+        'provider = "lightrag"\n[lightrag]\nbase_url = "http://config:1"\nmode = "naive"\n'
+        f'api_key = "{SECRET}"\n[local]\nindex = "from-config.sqlite"\n'
+    )
+    env = {"LIGHTRAG_BASE_URL": "http://env:2", "RAGFLOW_DATASETS": "a, b,,c"}
+    settings = load_settings(config_file=config, environ=env)
+    assert settings.provider == "lightrag"
+    assert settings.lightrag_base_url == "http://env:2"
+    assert settings.lightrag_mode == "naive"
+    assert settings.index_path == Path("from-config.sqlite")
+    assert settings.ragflow_datasets == ("a", "b", "c")
+    flagged = load_settings(config_file=config, environ=env, provider="local", index_path=None)
+    assert flagged.provider == "local"
+    assert SECRET not in repr(settings) and SECRET not in str(settings.describe())
+    assert settings.describe()["lightrag_api_key"] == "<set>"
+    provider = build_provider("lightrag", settings)
+    assert SECRET not in repr(provider)
+    assert build_provider("local", KnowledgeSettings()).name == "local"
+
+
+def test_config_file_with_unknown_keys_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "k.toml"
+    config.write_text('[lightrag]\nbase_ulr = "http://x"\n')
+    result = runner.invoke(app, ["search", "deer", "--config", str(config)])
+    assert result.exit_code == 2
+    assert "lightrag.base_ulr" in result.stderr
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def _tool_message(*sources: KnowledgeSource, call_id: str = "c1") -> ToolMessage:
+    content = "\n\n".join(f"{citation_link(s)}\n{s.excerpt}" for s in sources)
+    return ToolMessage(
+        content=content,
+        artifact=build_envelope(sources),
+        tool_call_id=call_id,
+        name="knowledge_search",
+    )
+
+
+def _thread(tmp_path: Path, messages: list[Any], name: str = "thread.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(messages))
+    return path
+
+
+GOOD = KnowledgeSource.create(provider="local", title="deer.md", excerpt="Deer shed antlers.")
+OTHER = KnowledgeSource.create(provider="local", title="owl.md", excerpt="Owls hunt at night.")
+
+
+def _clean_thread() -> list[Any]:
+    return [
+        HumanMessage("Tell me about deer."),
+        AIMessage("", tool_calls=[{"id": "c1", "name": "knowledge_search", "args": {"query": "deer"}}]),
+        _tool_message(GOOD, OTHER),
+        AIMessage(f"Deer shed antlers {citation_link(GOOD)}. See also [the web](https://example.org)."),
+    ]
+
+
+def _forged_thread() -> list[Any]:
+    messages = _clean_thread()
+    tool = messages[2]
+    assert isinstance(tool, ToolMessage)
+    artifact = json.loads(json.dumps(tool.artifact))
+    artifact["knowledge_sources"][1]["excerpt"] = "Owls are secretly deer."  # edited evidence
+    messages[2] = ToolMessage(
+        content=tool.content, artifact=artifact, tool_call_id="c1", name="knowledge_search"
+    )
+    messages.append(AIMessage(f"Owls are deer {citation_link(OTHER)}."))
+    return messages
+
+
+def test_verify_clean_thread_exits_zero(tmp_path: Path) -> None:
+    thread = _thread(tmp_path, [m.model_dump(mode="json") for m in _clean_thread()])
+    result = runner.invoke(app, ["verify", str(thread), "--json"])
+    assert result.exit_code == 0, result.output
+    report = _json(result.stdout)
+    assert report["forged"] is False
+    statuses = [(c["status"], c["source_id"]) for c in report["citations"]]
+    assert statuses == [("verified", GOOD.id)]  # the plain web link is not a citation
+    assert report["citations"][0]["title"] == "deer.md"
+    table = runner.invoke(app, ["verify", str(thread)])
+    assert table.exit_code == 0 and "1 verified" in table.stdout
+
+
+def test_verify_forged_citation_exits_one(tmp_path: Path) -> None:
+    as_dicts = messages_to_dict(_forged_thread())
+    thread = _thread(tmp_path, {"values": {"messages": as_dicts}})  # type: ignore[arg-type]
+    result = runner.invoke(app, ["verify", str(thread), "--json"])
+    assert result.exit_code == 1, result.output
+    report = _json(result.stdout)
+    assert report["forged"] is True
+    forged = [c for c in report["citations"] if c["status"] == "forged"]
+    assert [(c["source_id"], c["reason"]) for c in forged] == [(OTHER.id, "id_mismatch")]
+    table = runner.invoke(app, ["verify", str(thread)])
+    assert table.exit_code == 1 and "forged" in table.stdout
+
+
+def test_verify_classifies_every_kind(tmp_path: Path) -> None:
+    missing = "0123456789abcdef0123456789abcdef"
+    messages: list[Any] = [
+        {"type": "ai", "content": f"Early {citation_link(GOOD)}."},  # evidence comes later
+        _tool_message(GOOD).model_dump(mode="json"),
+        {
+            "type": "ai",
+            "content": [
+                {"type": "text", "text": f"Good {citation_link(GOOD)}."},
+                {"type": "text", "text": f"[citation:Ghost](#knowledge-source-{missing})"},
+                "[citation:Bad](#knowledge-source-XYZ) [citation:Web](https://example.org)",
+                {"type": "image_url", "image_url": "x"},
+            ],
+        },
+        {"role": "assistant", "content": f"`[citation:Code](#knowledge-source-{missing})`"},
+    ]
+    audits = audit_thread(thread_messages(messages))
+    assert [(a.message_index, a.status) for a in audits] == [
+        (0, "evidence-not-loaded"),
+        (2, "verified"),
+        (2, "evidence-not-loaded"),
+        (2, "malformed"),
+        (2, "web"),
+    ]
+    thread = _thread(tmp_path, {"messages": messages})  # type: ignore[arg-type]
+    assert runner.invoke(app, ["verify", str(thread)]).exit_code == 0
+
+
+def test_verify_envelope_level_fault_marks_citations_forged() -> None:
+    tool = _tool_message(GOOD).model_dump(mode="json")
+    tool["artifact"]["knowledge_sources_version"] = 2
+    messages = [tool, {"type": "ai", "content": f"Claim {citation_link(GOOD)}."}]
+    audits = audit_thread(thread_messages(messages))
+    assert [(a.status, a.reason) for a in audits] == [("forged", "bad_version")]
+
+
+def test_verify_native_snapshots() -> None:
+    hex_id = "a" * 32
+    record = {
+        "id": f"{hex_id}-1",
+        "provider": "ragflow",
+        "dataset_id": "ds",
+        "document_id": "doc",
+        "chunk_id": "chunk",
+        "dataset_name": "Handbook",
+        "document_name": "guide.pdf",
+        "text": "Native text.",
+        "truncated": False,
+        "pages": [2],
+    }
+    content = f"[citation:1](#knowledge-{hex_id}-1) Handbook / guide.pdf\nNative text."
+    tool = {
+        "type": "tool",
+        "name": "knowledge_search",
+        "tool_call_id": "c1",
+        "content": content,
+        "artifact": {"knowledge_sources": {"version": 1, "sources": [record]}},
+    }
+    ai = {"type": "ai", "content": f"Fact [citation:1](#knowledge-{hex_id}-1)."}
+    assert [a.status for a in audit_thread(thread_messages([tool, ai]))] == ["verified"]
+    renamed = {**tool, "name": "web_search"}  # native readers keep a tool-name allowlist
+    assert [a.status for a in audit_thread(thread_messages([renamed, ai]))] == ["forged"]
+
+
+def test_thread_formats() -> None:
+    messages = _clean_thread()
+    forms: list[Any] = [
+        [m.model_dump(mode="json") for m in messages],
+        messages_to_dict(messages),
+        {"messages": messages_to_dict(messages)},
+        {"values": {"messages": [m.model_dump(mode="json") for m in messages]}},
+        [{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", type(m).__name__],
+          "kwargs": m.model_dump(mode="json")} for m in messages],
+    ]
+    for form in forms:
+        roles = [m["role"] for m in thread_messages(form)]
+        assert roles == ["human", "ai", "tool", "ai"], form
+        assert [a.status for a in audit_thread(thread_messages(form))] == ["verified"]
+    assert thread_messages({"values": {"messages": None}}) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["not json", '{"nothing": 1}', '{"messages": "x"}', "\udcff"]
+)
+def test_verify_unreadable_thread_exits_two(tmp_path: Path, text: str) -> None:
+    thread = tmp_path / "t.json"
+    thread.write_bytes(text.encode("utf-8", "surrogateescape"))
+    result = runner.invoke(app, ["verify", str(thread)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error:")
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import deerflow.knowledge.server as server
+
+    calls: dict[str, Any] = {}
+
+    def build_config(provider: Any, **options: Any) -> str:
+        calls["provider"], calls["options"] = provider, options
+        return "CONFIG"
+
+    def serve(config: Any, *, host: str, port: int) -> None:
+        calls["serve"] = (config, host, port)
+
+    monkeypatch.setattr(server, "build_config", build_config)
+    monkeypatch.setattr(server, "serve", serve)
+    index = tmp_path / "i.sqlite"
+    result = runner.invoke(
+        app, ["serve", "--index", str(index), "--port", "8123", "--checkpoint", str(tmp_path / "t.db")]
+    )
+    assert result.exit_code == 0, result.output
+    assert calls["serve"] == ("CONFIG", "127.0.0.1", 8123)
+    assert calls["provider"].name == "local"
+    assert calls["options"] == {"model": None, "model_label": None, "checkpoint": str(tmp_path / "t.db")}
+
+
+def test_serve_without_the_gateway_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "deerflow.knowledge.server", None)
+    result = runner.invoke(app, ["serve"])
+    assert result.exit_code == 1
+    assert "gateway" in result.stderr
+
+
+def test_serve_rejects_a_bad_model_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    import deerflow.knowledge.server as server
+
+    monkeypatch.setattr(server, "serve", lambda *a, **k: None)
+    result = runner.invoke(app, ["serve", "--model", "no-colon"])
+    assert result.exit_code == 2
+    assert "provider:name" in result.stderr

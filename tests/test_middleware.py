@@ -1,0 +1,223 @@
+"""ToolOutputBudgetMiddleware: budgets that never leave evidence the content no longer shows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import StructuredTool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from deerflow.knowledge import RetrievalHit, RetrievalResult, find_citations, read_envelope
+from deerflow.knowledge.formatting import format_result
+from deerflow.knowledge.middleware import BUDGET_METADATA_KEY, ToolOutputBudgetMiddleware
+from deerflow.knowledge.tools import make_knowledge_tool
+from tests.test_langgraph_transport import (
+    FakeProvider,
+    answer_citing,
+    call_tool,
+    scripted,
+    tool_messages,
+)
+
+PARTIAL_HANDLE_RE = re.compile(r"#knowledge-source-(?![0-9a-f]{32})")
+HANDLE_RE = re.compile(r"#knowledge-source-([0-9a-f]{32})")
+MANY_HITS = tuple(
+    RetrievalHit(text=f"Excerpt {i}: the petrel colony count was {100 + i}. " * 3, title=f"Survey {i}")
+    for i in range(20)
+)
+
+
+def _formatted(hits: tuple[RetrievalHit, ...] = MANY_HITS) -> tuple[str, dict[str, Any]]:
+    formatted = format_result(RetrievalResult(provider="fake", query="q", hits=hits), max_chars=50_000)
+    assert formatted.artifact is not None
+    return formatted.content, formatted.artifact
+
+
+def _message(name: str = "knowledge_search", **overrides: Any) -> ToolMessage:
+    content, artifact = _formatted()
+    fields = {"content": content, "artifact": artifact, "name": name, "tool_call_id": "call_1", "id": "m1"}
+    return ToolMessage(**{**fields, **overrides})
+
+
+def _assert_honest(message: ToolMessage, max_chars: int) -> None:
+    text = message.content if isinstance(message.content, str) else message.content[0]["text"]
+    assert len(text) <= max_chars
+    assert PARTIAL_HANDLE_RE.search(text) is None
+    result = read_envelope(message.content, message.artifact)
+    assert result.rejected == () and result.error is None
+    kept = {source.id for source in result.sources}
+    assert set(HANDLE_RE.findall(text)) <= kept  # every handle shown resolves
+
+
+def test_output_within_budget_is_the_same_object() -> None:
+    message = _message()
+    assert ToolOutputBudgetMiddleware(max_chars=len(message.content)).budget_message(message) is message
+
+
+def test_truncation_keeps_head_and_tail_and_prunes_evidence() -> None:
+    message = _message()
+    budgeted = ToolOutputBudgetMiddleware(max_chars=1_500).budget_message(message)
+    _assert_honest(budgeted, 1_500)
+    assert budgeted.id == message.id and budgeted.tool_call_id == message.tool_call_id
+    assert "characters omitted" in budgeted.content
+    assert 0 < len(budgeted.artifact["knowledge_sources"]) < len(message.artifact["knowledge_sources"])
+    assert budgeted.response_metadata[BUDGET_METADATA_KEY] == {
+        "original_chars": len(message.content),
+        "max_chars": 1_500,
+        "kind": "truncated",
+    }
+    assert message.artifact == _formatted()[1]  # the original message is untouched
+
+
+def test_externalizing_writes_the_full_output_once_and_shows_a_preview(tmp_path: Path) -> None:
+    message = _message()
+    middleware = ToolOutputBudgetMiddleware(max_chars=1_200, output_dir=tmp_path / "out", preview_chars=700)
+    budgeted = middleware.budget_message(message)
+    _assert_honest(budgeted, 1_200)
+    record = budgeted.response_metadata[BUDGET_METADATA_KEY]
+    assert record["kind"] == "externalized"
+    path = Path(record["path"])
+    assert path.read_text(encoding="utf-8") == message.content
+    assert str(path) in budgeted.content and path.name.startswith("knowledge_search-call_1-")
+    assert budgeted.content.index("[Output too long") <= 700
+    again = middleware.budget_message(message)
+    assert again.content == budgeted.content and again.artifact == budgeted.artifact
+    assert len(list((tmp_path / "out").iterdir())) == 1
+
+
+def test_externalizing_falls_back_to_truncation(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("x")
+    failing = ToolOutputBudgetMiddleware(max_chars=1_000, output_dir=blocker / "out")
+    budgeted = failing.budget_message(_message())
+    assert budgeted.response_metadata[BUDGET_METADATA_KEY]["kind"] == "truncated"
+    _assert_honest(budgeted, 1_000)
+    tiny = ToolOutputBudgetMiddleware(max_chars=40, output_dir=tmp_path)  # the path cannot fit
+    assert tiny.budget_message(_message()).response_metadata[BUDGET_METADATA_KEY]["kind"] == "truncated"
+    assert list(tmp_path.iterdir()) == [blocker]
+
+
+@pytest.mark.parametrize("externalize", [False, True])
+@pytest.mark.parametrize("max_chars", [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 1_597, 4_181, 100_000])
+def test_tiny_to_large_budgets_never_leave_a_partial_handle_resolving(
+    max_chars: int, externalize: bool, tmp_path: Path
+) -> None:
+    middleware = ToolOutputBudgetMiddleware(
+        max_chars=max_chars, output_dir=tmp_path if externalize else None, preview_chars=max_chars
+    )
+    budgeted = middleware.budget_message(_message())
+    if budgeted.artifact is None:
+        assert HANDLE_RE.search(budgeted.content) is None
+        assert len(budgeted.content) <= max_chars
+    else:
+        _assert_honest(budgeted, max_chars)
+    assert middleware.budget_message(budgeted) is budgeted  # within budget now: idempotent
+
+
+def test_overrides_and_exempt_tools() -> None:
+    middleware = ToolOutputBudgetMiddleware(
+        max_chars=800, tool_overrides={"task": 2_000}, exempt_tools={"shell"}
+    )
+    assert middleware.budget_message(_message("shell")) is not None
+    assert middleware.budget_message(_message("shell")).content == _message("shell").content
+    assert len(middleware.budget_message(_message("task")).content) <= 2_000
+    assert len(middleware.budget_message(_message("task")).content) > 800
+    assert len(middleware.budget_message(_message("other")).content) <= 800
+    with pytest.raises(ValueError):
+        ToolOutputBudgetMiddleware(max_chars=0)
+    with pytest.raises(ValueError):
+        ToolOutputBudgetMiddleware(tool_overrides={"task": -1})
+
+
+def test_list_content_becomes_one_budgeted_text_part_and_keeps_other_parts() -> None:
+    content, artifact = _formatted()
+    image = {"type": "image_url", "image_url": {"url": "https://example.org/chart.png"}}
+    message = _message(content=[{"type": "text", "text": content}, image], artifact=artifact)
+    budgeted = ToolOutputBudgetMiddleware(max_chars=900).budget_message(message)
+    assert budgeted.content[1] == image
+    _assert_honest(budgeted, 900)
+
+
+def test_command_results_have_their_tool_messages_budgeted() -> None:
+    middleware = ToolOutputBudgetMiddleware(max_chars=700)
+    command = Command(update={"messages": [_message()], "other": 1})
+    result = middleware.wrap_tool_call(None, lambda request: command)  # type: ignore[arg-type]
+    assert isinstance(result, Command) and result.update["other"] == 1
+    _assert_honest(result.update["messages"][0], 700)
+    small = Command(update={"messages": [ToolMessage(content="ok", tool_call_id="c")]})
+    assert middleware.wrap_tool_call(None, lambda request: small) is small  # type: ignore[arg-type]
+
+
+async def test_async_agent_tool_outputs_are_budgeted_before_the_model_sees_them() -> None:
+    model = scripted(call_tool("knowledge_search", query="petrels"), answer_citing())
+    agent = create_agent(
+        model,
+        tools=[make_knowledge_tool(FakeProvider(MANY_HITS), max_chars=50_000)],
+        middleware=[ToolOutputBudgetMiddleware(max_chars=1_000)],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "budget"}}
+    await agent.ainvoke({"messages": [("user", "petrels?")]}, config)
+    state = await agent.aget_state(config)
+    (stored,) = tool_messages(state.values["messages"])
+    _assert_honest(stored, 1_000)
+    kept = {s.id for s in read_envelope(stored.content, stored.artifact).sources}
+    answer = state.values["messages"][-1].content
+    cited = {c.source_id for c in find_citations(answer)}
+    assert cited and cited <= kept  # the model could only copy links whose evidence survived
+
+
+def test_sync_agent_tool_outputs_are_budgeted() -> None:
+    def search(query: str) -> tuple[str, dict[str, Any] | None]:
+        return _formatted()
+
+    tool = StructuredTool.from_function(
+        func=search, name="knowledge_search", description="search", response_format="content_and_artifact"
+    )
+    model = scripted(call_tool("knowledge_search", query="petrels"), answer_citing())
+    agent = create_agent(model, tools=[tool], middleware=[ToolOutputBudgetMiddleware(max_chars=900)])
+    result = agent.invoke({"messages": [("user", "petrels?")]})
+    (stored,) = tool_messages(result["messages"])
+    _assert_honest(stored, 900)
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_model_request_history_is_budgeted_without_touching_state(use_async: bool) -> None:
+    oversized = _message(tool_call_id="old_call", id="old")
+    history = [
+        ("user", "earlier question"),
+        {"role": "assistant", "content": "", "tool_calls": [{"name": "knowledge_search", "args": {"query": "x"}, "id": "old_call"}]},
+        oversized,
+        ("user", "and now?"),
+    ]
+    model = scripted(answer_citing())
+    agent = create_agent(
+        model, tools=[], middleware=[ToolOutputBudgetMiddleware(max_chars=800)], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": f"history-{use_async}"}}
+    if use_async:
+        await agent.ainvoke({"messages": history}, config)
+    else:
+        agent.invoke({"messages": history}, config)
+    (seen,) = tool_messages(model.requests[0])
+    _assert_honest(seen, 800)
+    state = await agent.aget_state(config) if use_async else agent.get_state(config)
+    (stored,) = tool_messages(state.values["messages"])
+    assert stored.content == oversized.content and stored.artifact == oversized.artifact
+    kept = {s.id for s in read_envelope(seen.content, seen.artifact).sources}
+    assert {c.source_id for c in find_citations(state.values["messages"][-1].content)} <= kept
+
+
+def test_history_budgeting_can_be_switched_off() -> None:
+    model = scripted(answer_citing())
+    middleware = ToolOutputBudgetMiddleware(max_chars=800, budget_model_requests=False)
+    agent = create_agent(model, tools=[], middleware=[middleware])
+    agent.invoke({"messages": [_message(), ("user", "q")]})
+    (seen,) = tool_messages(model.requests[0])
+    assert seen.content == _message().content

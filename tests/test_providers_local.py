@@ -1,0 +1,524 @@
+"""The embedded local provider: chunking, ranking, PDF pages, incremental updates, safety."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langchain_core.messages import ToolMessage
+
+from deerflow.knowledge import RetrievalProvider, read_envelope
+from deerflow.knowledge.providers._http import ProviderConfigError, ProviderQueryError
+from deerflow.knowledge.providers.local import (
+    DEFAULT_CHUNK_CHARS,
+    MAX_LIMIT,
+    IndexProgress,
+    LocalProvider,
+    chunk_text,
+    fts_query,
+    sample_corpus_path,
+    tokenize,
+)
+from deerflow.knowledge.tools import make_knowledge_tool
+
+SAMPLE_PDF = "architecture-guide.pdf"
+
+
+def _write(root: Path, relative: str, text: str) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    _write(root, "deer.md", "# Deer\n\nDeer shed their antlers every winter. Antlers regrow.")
+    _write(root, "guides/forest.txt", "The forest is home to many animals, deer among them.")
+    _write(root, "meadow.md", "Acorns fall in the meadow in autumn.")
+    return root
+
+
+@pytest.fixture
+def provider(tmp_path: Path) -> LocalProvider:
+    local = LocalProvider(tmp_path / "index" / "index.sqlite")
+    yield local
+    local.close()
+
+
+def _titles(local: LocalProvider, query: str, **kwargs: int) -> list[str | None]:
+    return [hit.title for hit in local.search_sync(query, **kwargs).hits]
+
+
+# --------------------------------------------------------------------------- protocol & evidence
+
+
+async def test_is_a_retrieval_provider_with_search_only_capabilities(
+    provider: LocalProvider,
+) -> None:
+    assert isinstance(provider, RetrievalProvider)
+    assert provider.name == "local"
+    assert provider.capabilities.to_metadata() == {"operations": ["search", "sources"]}
+
+
+async def test_hits_carry_relative_posix_titles_and_no_invented_locators(
+    provider: LocalProvider, docs: Path
+) -> None:
+    provider.index(docs)
+    result = await provider.search("animals forest")
+    assert result.provider == "local"
+    hit = result.hits[0]
+    assert hit.title == "guides/forest.txt"
+    assert hit.url is None and hit.page is None and hit.dataset_name is None
+    assert hit.text == "The forest is home to many animals, deer among them."
+    assert hit.score is not None and hit.score > 0
+
+
+async def test_dataset_name_only_when_configured(tmp_path: Path, docs: Path) -> None:
+    local = LocalProvider(tmp_path / "i.sqlite", dataset_name="Field notes")
+    local.index(docs)
+    assert {hit.dataset_name for hit in (await local.search("deer")).hits} == {"Field notes"}
+    with pytest.raises(ProviderConfigError):
+        LocalProvider(tmp_path / "i.sqlite", dataset_name="bad\x00name")
+
+
+async def test_tool_artifact_verifies(provider: LocalProvider, docs: Path) -> None:
+    provider.index(docs)
+    tool = make_knowledge_tool(provider)
+    message = await tool.ainvoke(
+        {"type": "tool_call", "id": "c1", "name": tool.name, "args": {"query": "antlers deer"}}
+    )
+    assert isinstance(message, ToolMessage)
+    read = read_envelope(message.content, message.artifact)
+    assert read.error is None and not read.rejected
+    assert {s.title for s in read.sources} == {"deer.md", "guides/forest.txt"}
+    assert all(s.provider == "local" for s in read.sources)
+
+
+# --------------------------------------------------------------------------- ranking & queries
+
+
+def test_bm25_ranks_the_most_relevant_chunk_first(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    _write(root, "once.md", "A single mention of lanterns among many other unrelated words here.")
+    _write(root, "often.md", "Lanterns, lanterns, lanterns: a guide to lanterns.")
+    _write(root, "none.md", "Nothing relevant at all.")
+    local = LocalProvider(tmp_path / "i.sqlite")
+    local.index(root)
+    result = local.search_sync("lanterns")
+    assert [h.title for h in result.hits] == ["often.md", "once.md"]
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+
+
+def test_stemming_and_stopwords(provider: LocalProvider, docs: Path) -> None:
+    provider.index(docs)
+    assert _titles(provider, "antler")[0] == "deer.md"  # "antlers" in the text
+    assert _titles(provider, "what is the meadow")[0] == "meadow.md"
+    assert tokenize("What is THE Meadow?") == ["meadow"]
+    assert tokenize("the of") == ["the", "of"]  # only stopwords: keep them
+
+
+def test_limit_is_bounded(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    for i in range(MAX_LIMIT + 20):
+        _write(root, f"n{i:03d}.txt", f"common word {i}")
+    local = LocalProvider(tmp_path / "i.sqlite", limit=3)
+    local.index(root)
+    assert len(local.search_sync("common").hits) == 3
+    assert len(local.search_sync("common", limit=10).hits) == 10
+    assert len(local.search_sync("common", limit=10_000).hits) == MAX_LIMIT
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ProviderQueryError):
+            local.search_sync("common", limit=bad)  # type: ignore[arg-type]
+    with pytest.raises(ProviderConfigError):
+        LocalProvider(tmp_path / "i.sqlite", limit=MAX_LIMIT + 1)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"deer" OR title:*',
+        "deer NEAR(",
+        "NEAR(deer antlers, 2)",
+        "deer*",
+        "^deer",
+        "-deer",
+        "deer AND",
+        "deer NOT antlers",
+        "title:deer",
+        '"deer',
+        'deer"""',
+        "(deer",
+        "deer)",
+        "{title text}: deer",
+        "deer'); DROP TABLE chunks; --",
+        "\x00deer",
+    ],
+)
+def test_fts_syntax_in_queries_is_plain_words(
+    provider: LocalProvider, docs: Path, query: str
+) -> None:
+    provider.index(docs)
+    expression = fts_query(query)
+    assert expression is not None
+    assert all(term.startswith('"') and term.endswith('"') for term in expression.split(" OR "))
+    titles = _titles(provider, query)
+    assert titles[0] == "deer.md"
+    assert provider.search_sync("deer").hits  # the index is intact
+
+
+def test_operator_words_alone_are_searched_as_words(provider: LocalProvider, docs: Path) -> None:
+    provider.index(docs)
+    for query in ("NEAR(", "OR", "AND NOT", "title:*"):
+        assert provider.search_sync(query).hits == ()  # no document contains these words
+
+
+@pytest.mark.parametrize("query", ["***", "((", ")", '"', '""""', '" "', ":", "-", "^", "_"])
+def test_query_without_words_finds_nothing(provider: LocalProvider, docs: Path, query: str) -> None:
+    provider.index(docs)
+    assert fts_query(query) is None
+    assert provider.search_sync(query).hits == ()
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_blank_or_oversized_query_is_rejected(provider: LocalProvider, query: str) -> None:
+    with pytest.raises(ProviderQueryError):
+        provider.search_sync(query)
+    with pytest.raises(ProviderQueryError):
+        provider.search_sync("x" * 5_000)
+
+
+@pytest.fixture(scope="module")
+def shared_index(tmp_path_factory: pytest.TempPathFactory) -> LocalProvider:
+    root = tmp_path_factory.mktemp("shared")
+    _write(root, "a.md", "Deer and acorns. NEAR OR AND NOT title text.")
+    local = LocalProvider(root / "index.sqlite")
+    local.index(root)
+    return local
+
+
+@settings(max_examples=150, deadline=None)
+@given(query=st.text(min_size=1, max_size=80))
+def test_any_text_is_a_safe_query(shared_index: LocalProvider, query: str) -> None:
+    expression = fts_query(query)
+    if expression is not None:
+        assert all(t[0] == t[-1] == '"' and '"' not in t[1:-1] for t in expression.split(" OR "))
+    try:
+        result = shared_index.search_sync(query)
+    except ProviderQueryError:
+        assert query.isspace() or not query.strip()
+    else:
+        assert expression is not None or result.hits == ()
+
+
+# --------------------------------------------------------------------------- chunking
+
+
+def test_chunk_of_exactly_the_size_is_one_chunk_and_one_past_is_two() -> None:
+    size = 50
+    exact = "x" * size
+    assert chunk_text(exact, chunk_chars=size, chunk_overlap=10) == [exact]
+    one_past = "x" * (size + 1)
+    assert chunk_text(one_past, chunk_chars=size, chunk_overlap=10) == ["x" * size, "x"]
+    words = ("word " * 10).strip()  # 49 characters
+    assert len(words + "s") == size
+    assert chunk_text(words + "s", chunk_chars=size, chunk_overlap=0) == [words + "s"]
+    split = chunk_text(words + "ss", chunk_chars=size, chunk_overlap=0)
+    assert len(split) == 2 and all(len(c) <= size for c in split)
+
+
+def test_chunks_are_slices_split_at_sentences_with_sentence_overlap() -> None:
+    sentences = [f"Sentence number {i} says something short." for i in range(40)]
+    text = " ".join(sentences)
+    chunks = chunk_text(text, chunk_chars=200, chunk_overlap=60)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        assert len(chunk) <= 200
+        assert chunk in text
+        assert chunk.startswith("Sentence number") and chunk.endswith(".")
+    for previous, current in itertools.pairwise(chunks):
+        first_sentence = current.split(". ")[0] + "."
+        assert first_sentence in previous  # overlap: whole sentences repeated
+    covered = " ".join(chunks)
+    assert all(s in covered for s in sentences)
+
+
+def test_chunks_prefer_paragraph_boundaries() -> None:
+    paragraph_a = "Alpha sentence one. Alpha sentence two. Alpha sentence three."
+    paragraph_b = "Beta sentence one. Beta sentence two. Beta sentence three."
+    chunks = chunk_text(f"{paragraph_a}\n\n{paragraph_b}", chunk_chars=100, chunk_overlap=0)
+    assert chunks == [paragraph_a, paragraph_b]
+
+
+def test_no_overlap_when_zero_and_blank_text_gives_no_chunks() -> None:
+    text = "One two. Three four. Five six. Seven eight."
+    chunks = chunk_text(text, chunk_chars=20, chunk_overlap=0)
+    assert " ".join(chunks) == text
+    assert chunk_text(" \n\n\t ", chunk_chars=20, chunk_overlap=0) == []
+
+
+def test_chunking_settings_are_checked() -> None:
+    with pytest.raises(ProviderConfigError):
+        chunk_text("x", chunk_chars=5, chunk_overlap=0)
+    with pytest.raises(ProviderConfigError):
+        chunk_text("x", chunk_chars=100, chunk_overlap=100)
+    assert DEFAULT_CHUNK_CHARS == 800
+
+
+# --------------------------------------------------------------------------- PDF pages
+
+
+def test_pdf_pages_are_real_pages_and_chunks_never_span_them(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / SAMPLE_PDF).write_bytes((sample_corpus_path() / SAMPLE_PDF).read_bytes())
+    local = LocalProvider(tmp_path / "i.sqlite", chunk_chars=200, chunk_overlap=40)
+    report = local.index(root)
+    assert report.added == (SAMPLE_PDF,) and report.chunks > 3
+    expected = {"React renderer rehype-sanitize": 3, "accumulator compaction": 2, "pure core": 1}
+    for query, page in expected.items():
+        assert local.search_sync(query).hits[0].page == page, query
+    with sqlite3.connect(tmp_path / "i.sqlite") as connection:
+        rows = connection.execute("SELECT page, text FROM chunks").fetchall()
+    assert {page for page, _ in rows} == {1, 2, 3}
+    for page, text in rows:  # each page's heading names its part; no chunk mixes two parts
+        parts = {p for p in (1, 2, 3) if f"part {p}:" in text}
+        assert parts <= {page}
+
+
+# --------------------------------------------------------------------------- incremental
+
+
+def test_incremental_updates(provider: LocalProvider, docs: Path) -> None:
+    first = provider.index(docs)
+    assert first.added == ("deer.md", "guides/forest.txt", "meadow.md")
+    assert first.documents == 3 and first.chunks == first.chunks_written
+
+    # Same bytes, new mtime: unchanged (content hash).
+    (docs / "deer.md").write_text((docs / "deer.md").read_text())
+    second = provider.index(docs)
+    assert second.unchanged == ("deer.md", "guides/forest.txt", "meadow.md")
+    assert second.chunks_written == 0 and not second.changed
+
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    (docs / "guides" / "forest.txt").unlink()
+    _write(docs, "new.md", "A brand new note about owls.")
+    events: list[IndexProgress] = []
+    third = provider.index(docs, progress=events.append)
+    assert third.updated == ("meadow.md",)
+    assert third.removed == ("guides/forest.txt",)
+    assert third.added == ("new.md",)
+    assert third.unchanged == ("deer.md",)
+    assert third.documents == 3
+    assert [(e.done, e.total) for e in events] == [(1, 3), (2, 3), (3, 3)]
+    assert {e.outcome for e in events} == {"unchanged", "updated", "added"}
+
+    assert _titles(provider, "chestnuts orchard") == ["meadow.md"]
+    assert provider.search_sync("acorns autumn").hits == ()
+    assert provider.search_sync("animals").hits == ()
+    assert _titles(provider, "owls") == ["new.md"]
+
+
+def test_changing_chunk_settings_rechunks_everything(tmp_path: Path, docs: Path) -> None:
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    report = LocalProvider(index, chunk_chars=400, chunk_overlap=0).index(docs)
+    assert len(report.updated) == 3 and not report.unchanged
+
+
+def test_hidden_files_symlinks_and_other_types_are_left_out(tmp_path: Path, docs: Path) -> None:
+    _write(docs, ".hidden.md", "secret hidden words")
+    _write(docs, ".git/config.txt", "hidden folder words")
+    _write(docs, "image.png", "not indexed")
+    (docs / "link.md").symlink_to(docs / "deer.md")
+    report = LocalProvider(tmp_path / "i.sqlite").index(docs)
+    assert report.added == ("deer.md", "guides/forest.txt", "meadow.md")
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("link.md", "symbolic link (not followed)")
+    ]
+
+
+# --------------------------------------------------------------------------- damaged files
+
+
+def test_corrupt_and_unreadable_files_are_skipped_with_reasons(
+    provider: LocalProvider, docs: Path
+) -> None:
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog")
+    (docs / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (docs / "binary.md").write_bytes(b"abc\x00def")
+    report = provider.index(docs)
+    assert report.added == ("deer.md", "guides/forest.txt", "meadow.md")
+    reasons = {s.path: s.reason for s in report.skipped}
+    assert set(reasons) == {"binary.md", "broken.pdf", "latin1.txt"}
+    assert reasons["broken.pdf"].startswith("corrupt or unsupported PDF")
+    assert reasons["latin1.txt"] == "not UTF-8 text (invalid byte at offset 3)"
+    assert reasons["binary.md"] == "binary content (NUL bytes) in a text file"
+    assert _titles(provider, "antlers") == ["deer.md"]
+
+
+def test_a_file_that_becomes_corrupt_is_dropped_with_a_reason(
+    provider: LocalProvider, docs: Path
+) -> None:
+    provider.index(docs)
+    (docs / "meadow.md").write_bytes(b"\xff\xfe broken")
+    report = provider.index(docs)
+    assert [s.path for s in report.skipped] == ["meadow.md"]
+    assert "previous version was dropped" in report.skipped[0].reason
+    assert report.removed == ()
+    assert provider.search_sync("acorns").hits == ()
+    assert _titles(provider, "antlers") == ["deer.md"]
+
+
+def test_a_file_that_cannot_be_opened_is_skipped(
+    provider: LocalProvider, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "meadow.md":
+            raise PermissionError(13, "Permission denied")
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    report = provider.index(docs)
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("meadow.md", "cannot be read (Permission denied)")
+    ]
+    assert len(report.added) == 2
+
+
+# --------------------------------------------------------------------------- index file errors
+
+
+async def test_missing_index_is_a_clear_config_error(tmp_path: Path) -> None:
+    local = LocalProvider(tmp_path / "nope" / "index.sqlite")
+    with pytest.raises(ProviderConfigError, match=r"No index at .*deerflow-knowledge index PATH"):
+        await local.search("deer")
+    tool = make_knowledge_tool(local)
+    message = await tool.ainvoke(
+        {"type": "tool_call", "id": "c1", "name": tool.name, "args": {"query": "deer"}}
+    )
+    assert message.content.startswith("Error: No index at") and message.artifact is None
+
+
+def test_foreign_or_corrupt_index_file(tmp_path: Path, docs: Path) -> None:
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    for action in (lambda p: p.search_sync("deer"), lambda p: p.index(docs)):
+        with pytest.raises(ProviderConfigError, match="not a usable deerflow-knowledge index"):
+            action(LocalProvider(junk))
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE t (x)")
+    with pytest.raises(ProviderConfigError, match="not a usable"):
+        LocalProvider(other).index(docs)
+    with pytest.raises(ProviderConfigError, match="Not a folder"):
+        LocalProvider(tmp_path / "i.sqlite").index(tmp_path / "missing")
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+def test_a_reader_during_reindex_sees_a_consistent_snapshot(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    for i in range(20):
+        _write(root, f"doc{i:02d}.md", f"Version one of document {i}. Common text.")
+    index = tmp_path / "i.sqlite"
+    writer = LocalProvider(index)
+    writer.index(root)
+    for i in range(20):
+        _write(root, f"doc{i:02d}.md", f"Revision two of document {i}. Common text.")
+
+    reader = LocalProvider(index)
+    seen: list[tuple[int, int]] = []
+    errors: list[BaseException] = []
+
+    def read_in_thread() -> None:
+        try:
+            old = len(reader.search_sync("version", limit=100).hits)
+            new = len(reader.search_sync("revision", limit=100).hits)
+            seen.append((old, new))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def during(event: IndexProgress) -> None:
+        if event.done in (1, 10, 20):  # mid-transaction: the writer holds uncommitted changes
+            thread = threading.Thread(target=read_in_thread)
+            thread.start()
+            thread.join(timeout=10)
+
+    writer.index(root, progress=during)
+    assert not errors
+    assert seen == [(20, 0), (20, 0), (20, 0)]  # only the committed snapshot is visible
+    assert len(reader.search_sync("revision", limit=100).hits) == 20
+    assert reader.search_sync("version").hits == ()
+    reader.close()
+
+
+def test_an_interrupted_reindex_leaves_the_previous_index(tmp_path: Path, docs: Path) -> None:
+    local = LocalProvider(tmp_path / "i.sqlite")
+    local.index(docs)
+    _write(docs, "meadow.md", "Replaced text about chestnuts.")
+
+    def interrupt(event: IndexProgress) -> None:
+        if event.outcome == "updated":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        local.index(docs, progress=interrupt)
+    assert _titles(local, "acorns") == ["meadow.md"]
+    assert local.search_sync("chestnuts").hits == ()
+
+
+async def test_concurrent_async_searches(provider: LocalProvider, docs: Path) -> None:
+    import asyncio
+
+    provider.index(docs)
+    results = await asyncio.gather(*(provider.search("deer") for _ in range(20)))
+    assert all(r.hits[0].title == "deer.md" for r in results)
+
+
+# --------------------------------------------------------------------------- scale
+
+
+def test_ten_thousand_chunks(tmp_path: Path) -> None:
+    rng = random.Random(42)
+    vocabulary = [f"w{n}" for n in range(2_000)]
+    root = tmp_path / "big"
+    per_file, files = 500, 20
+    markers: dict[str, tuple[str, int]] = {}
+    for f in range(files):
+        paragraphs = []
+        for p in range(per_file):
+            number = f * per_file + p
+            marker = f"marker{number}x"
+            markers[marker] = (f"part{f:02d}.md", number)
+            words = " ".join(rng.choice(vocabulary) for _ in range(6))
+            paragraphs.append(f"{marker} {words}.")
+        _write(root, f"part{f:02d}.md", "\n\n".join(paragraphs))
+    local = LocalProvider(tmp_path / "big.sqlite", chunk_chars=64, chunk_overlap=0)
+    started = time.perf_counter()
+    report = local.index(root)
+    elapsed = time.perf_counter() - started
+    assert report.chunks == files * per_file == 10_000
+    assert elapsed < 20
+
+    for marker in rng.sample(sorted(markers), 25):
+        title, _ = markers[marker]
+        hits = local.search_sync(f"{marker} unrelated words").hits
+        assert hits[0].title == title
+        assert hits[0].text.startswith(marker + " ")
+    assert len(local.search_sync("w1 w2 w3", limit=50).hits) == 50
+    again = local.index(root)
+    assert len(again.unchanged) == files and again.chunks_written == 0
+    local.close()
