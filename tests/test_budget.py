@@ -114,7 +114,9 @@ def test_an_envelope_a_reader_rejects_whole_is_left_alone() -> None:
 def test_native_snapshot_is_pruned_by_its_own_rules_and_never_overwritten() -> None:
     natives = [_native(1), _native(2)]
     shared = _source(3)
-    content = native_entry(natives[0], 1) + "\n\n" + _entry(shared) + "\n\n" + native_entry(natives[1], 2)
+    content = (
+        native_entry(natives[0], 1) + "\n\n" + _entry(shared) + "\n\n" + native_entry(natives[1], 2)
+    )
     snapshot = build_native_snapshot(natives)
     artifact = {
         "knowledge_sources": snapshot,
@@ -127,7 +129,9 @@ def test_native_snapshot_is_pruned_by_its_own_rules_and_never_overwritten() -> N
     assert out_artifact["knowledge_sources"]["sources"] == [natives[0].to_record()]
     assert out_artifact["retrieval_sources"][0] is artifact["retrieval_sources"][0]
     assert out_artifact["run"] == "r1"
-    assert [s.id for s in read_native(out_content, out_artifact, tool_name="task").sources] == [natives[0].id]
+    assert [s.id for s in read_native(out_content, out_artifact, tool_name="task").sources] == [
+        natives[0].id
+    ]
 
     # Shared gone, native kept: the shared keys go, the native object stays an object.
     no_shared = cut[: cut.index(citation_link(shared))] + native_entry(natives[1], 2)
@@ -181,7 +185,10 @@ def test_relabeling_repeats_until_nothing_changes() -> None:
 def test_duplicates_and_forgeries_are_dropped_but_their_kept_twin_is_not_relabeled() -> None:
     source = _source(1)
     forged = {**source.to_record(), "excerpt": "Not what the provider said."}
-    artifact = {"knowledge_sources_version": 1, "knowledge_sources": [source.to_record(), forged, source.to_record()]}
+    artifact = {
+        "knowledge_sources_version": 1,
+        "knowledge_sources": [source.to_record(), forged, source.to_record()],
+    }
     content = _entry(source)
     out_content, out_artifact = prune_evidence(content, artifact)
     assert out_content == content
@@ -242,7 +249,9 @@ def test_prune_leaves_only_evidence_that_verifies_and_is_idempotent(
         if citation.kind == "shared":  # no link left to a record that was dropped
             assert citation.source_id in kept or citation.source_id not in original
     if dual:
-        assert "knowledge_sources" not in out_artifact or isinstance(out_artifact["knowledge_sources"], dict)
+        assert "knowledge_sources" not in out_artifact or isinstance(
+            out_artifact["knowledge_sources"], dict
+        )
         natives = read_native(out_content, out_artifact, tool_name="task")
         assert natives.rejected == () and natives.error is None
     again = prune_evidence(out_content, out_artifact)
@@ -266,10 +275,15 @@ def _formatted(hits: int = 12) -> tuple[str, dict[str, Any]]:
     return formatted.content, formatted.artifact
 
 
-@pytest.mark.parametrize("max_chars", [*range(0, 120, 7), 150, 200, 333, 500, 1_000, 2_500, 5_000, 50_000])
+@pytest.mark.parametrize(
+    "max_chars", [*range(0, 120, 7), 150, 200, 333, 500, 1_000, 2_500, 5_000, 50_000]
+)
 def test_cuts_never_split_a_link_or_leave_a_partial_handle(max_chars: int) -> None:
     content, artifact = _formatted()
-    for cut in (truncate_text(content, max_chars=max_chars), preview_text(content, max_chars=max_chars)):
+    for cut in (
+        truncate_text(content, max_chars=max_chars),
+        preview_text(content, max_chars=max_chars),
+    ):
         assert len(cut) <= max_chars or len(content) <= max_chars
         assert PARTIAL_HANDLE_RE.search(cut) is None
         out_content, out_artifact = prune_evidence(cut, artifact)

@@ -78,7 +78,9 @@ def test_index_reports_skipped_files(tmp_path: Path) -> None:
     assert "corrupt or unsupported PDF" in result.stdout
 
 
-def test_index_uses_the_environment_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_uses_the_environment_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("Hello owls.")
@@ -136,7 +138,9 @@ def test_search_without_index_fails_clearly(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "Error: No index at" in result.stderr
     assert "deerflow-knowledge index PATH" in result.stderr
-    as_json = runner.invoke(app, ["search", "deer", "--index", str(tmp_path / "n.sqlite"), "--json"])
+    as_json = runner.invoke(
+        app, ["search", "deer", "--index", str(tmp_path / "n.sqlite"), "--json"]
+    )
     assert as_json.exit_code == 1
     assert _json(as_json.stdout)["content"].startswith("Error: No index at")
     assert _json(as_json.stdout)["artifact"] is None
@@ -208,7 +212,7 @@ def test_settings_precedence_and_redaction(tmp_path: Path) -> None:
     assert settings.provider == "lightrag"
     assert settings.lightrag_base_url == "http://env:2"
     assert settings.lightrag_mode == "naive"
-    assert settings.index_path == Path("from-config.sqlite")
+    assert settings.index_path == tmp_path / "from-config.sqlite"  # relative to the file
     assert settings.ragflow_datasets == ("a", "b", "c")
     flagged = load_settings(config_file=config, environ=env, provider="local", index_path=None)
     assert flagged.provider == "local"
@@ -253,9 +257,13 @@ OTHER = KnowledgeSource.create(provider="local", title="owl.md", excerpt="Owls h
 def _clean_thread() -> list[Any]:
     return [
         HumanMessage("Tell me about deer."),
-        AIMessage("", tool_calls=[{"id": "c1", "name": "knowledge_search", "args": {"query": "deer"}}]),
+        AIMessage(
+            "", tool_calls=[{"id": "c1", "name": "knowledge_search", "args": {"query": "deer"}}]
+        ),
         _tool_message(GOOD, OTHER),
-        AIMessage(f"Deer shed antlers {citation_link(GOOD)}. See also [the web](https://example.org)."),
+        AIMessage(
+            f"Deer shed antlers {citation_link(GOOD)}. See also [the web](https://example.org)."
+        ),
     ]
 
 
@@ -369,8 +377,15 @@ def test_thread_formats() -> None:
         messages_to_dict(messages),
         {"messages": messages_to_dict(messages)},
         {"values": {"messages": [m.model_dump(mode="json") for m in messages]}},
-        [{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", type(m).__name__],
-          "kwargs": m.model_dump(mode="json")} for m in messages],
+        [
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", type(m).__name__],
+                "kwargs": m.model_dump(mode="json"),
+            }
+            for m in messages
+        ],
     ]
     for form in forms:
         roles = [m["role"] for m in thread_messages(form)]
@@ -379,9 +394,7 @@ def test_thread_formats() -> None:
     assert thread_messages({"values": {"messages": None}}) == []
 
 
-@pytest.mark.parametrize(
-    "text", ["not json", '{"nothing": 1}', '{"messages": "x"}', "\udcff"]
-)
+@pytest.mark.parametrize("text", ["not json", '{"nothing": 1}', '{"messages": "x"}', "\udcff"])
 def test_verify_unreadable_thread_exits_two(tmp_path: Path, text: str) -> None:
     thread = tmp_path / "t.json"
     thread.write_bytes(text.encode("utf-8", "surrogateescape"))
@@ -409,12 +422,17 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     monkeypatch.setattr(server, "serve", serve)
     index = tmp_path / "i.sqlite"
     result = runner.invoke(
-        app, ["serve", "--index", str(index), "--port", "8123", "--checkpoint", str(tmp_path / "t.db")]
+        app,
+        ["serve", "--index", str(index), "--port", "8123", "--checkpoint", str(tmp_path / "t.db")],
     )
     assert result.exit_code == 0, result.output
     assert calls["serve"] == ("CONFIG", "127.0.0.1", 8123)
     assert calls["provider"].name == "local"
-    assert calls["options"] == {"model": None, "model_label": None, "checkpoint": str(tmp_path / "t.db")}
+    assert calls["options"] == {
+        "model": None,
+        "model_label": None,
+        "checkpoint": str(tmp_path / "t.db"),
+    }
 
 
 def test_serve_without_the_gateway_module(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,7 +42,9 @@ from tests.test_langgraph_transport import (
 
 
 def _source(n: int) -> KnowledgeSource:
-    return KnowledgeSource.create(provider="lightrag", title=f"doc{n}.md", excerpt=f"Fact {n} about petrels.")
+    return KnowledgeSource.create(
+        provider="lightrag", title=f"doc{n}.md", excerpt=f"Fact {n} about petrels."
+    )
 
 
 def _native(n: int) -> NativeSource:
@@ -62,7 +64,9 @@ def _native(n: int) -> NativeSource:
 _ids = itertools.count()
 
 
-def _tool(sources: list[KnowledgeSource], name: str = "lightrag_search", **fields: Any) -> ToolMessage:
+def _tool(
+    sources: list[KnowledgeSource], name: str = "lightrag_search", **fields: Any
+) -> ToolMessage:
     content = "\n\n".join(f"{citation_link(s)}\n{s.excerpt}" for s in sources)
     return ToolMessage(
         content=content,
@@ -116,7 +120,16 @@ def test_reads_dict_frames_like_message_objects() -> None:
     dict_frames = [
         [{**d["data"], "type": d["type"]} for d in messages_to_dict(messages)],  # SDK/JSON frames
         messages_to_dict(messages),
-        [{"role": "tool", "name": m.name, "content": m.content, "artifact": m.artifact, "id": m.id} for m in messages[1:]],
+        [
+            {
+                "role": "tool",
+                "name": m.name,
+                "content": m.content,
+                "artifact": m.artifact,
+                "id": m.id,
+            }
+            for m in messages[1:]
+        ],
     ]
     for frame in dict_frames:
         accumulator = SourceAccumulator()
@@ -141,7 +154,11 @@ def test_none_frames_are_empty_and_compaction_loses_nothing() -> None:
     accumulator.feed(None)
     assert accumulator.examined == 5
     # Summarization: RemoveMessage(REMOVE_ALL) + a summary + the kept tail.
-    compacted = [HumanMessage("Summary of the conversation so far.", id="summary"), *frame[3:], _ai()]
+    compacted = [
+        HumanMessage("Summary of the conversation so far.", id="summary"),
+        *frame[3:],
+        _ai(),
+    ]
     accumulator.feed(compacted)
     assert accumulator.examined == 5 + len(compacted)
     assert {s.id for s in accumulator.sources} == {_source(1).id, _source(2).id}
@@ -169,7 +186,11 @@ def test_scan_is_incremental_over_ten_thousand_frames(with_ids: bool) -> None:
     accumulator = SourceAccumulator()
     accumulator.feed(history)
     for n in range(frames - 1):
-        message = pool[(n // 3) % len(pool)] if n % 3 == 0 else AIMessage("step", id=f"a{n}" if with_ids else None)
+        message = (
+            pool[(n // 3) % len(pool)]
+            if n % 3 == 0
+            else AIMessage("step", id=f"a{n}" if with_ids else None)
+        )
         if not with_ids and isinstance(message, ToolMessage):
             message = message.model_copy(update={"id": None})
         history = [*history, message] if n % 500 == 0 else history  # a fresh list now and then
@@ -198,7 +219,10 @@ def test_forwards_only_cited_sources_with_a_verifiable_appendix() -> None:
 
 def test_nothing_cited_forwards_nothing() -> None:
     assert forward_cited_sources([_source(1)], "No citations here.") == ("No citations here.", None)
-    assert forward_cited_sources([], f"Cites {citation_link(_source(1))}") == ("Cites doc1.md", None)
+    assert forward_cited_sources([], f"Cites {citation_link(_source(1))}") == (
+        "Cites doc1.md",
+        None,
+    )
 
 
 def test_appendix_is_bounded_and_sources_that_do_not_fit_are_not_forwarded() -> None:
@@ -229,7 +253,12 @@ def test_both_formats_cited_use_the_dual_layout() -> None:
 
 
 def test_final_report_reads_the_last_ai_message() -> None:
-    assert final_report([HumanMessage("q"), AIMessage("first"), AIMessage([{"type": "text", "text": "last"}])]) == "last"
+    assert (
+        final_report(
+            [HumanMessage("q"), AIMessage("first"), AIMessage([{"type": "text", "text": "last"}])]
+        )
+        == "last"
+    )
     assert final_report([{"role": "assistant", "content": "dict"}]) == "dict"
     assert final_report(None) is None and final_report([HumanMessage("q")]) is None
 
@@ -280,8 +309,12 @@ class _QueryProvider:
 
 
 async def test_sources_collected_before_compaction_are_still_forwarded() -> None:
-    summarizer = GenericFakeChatModel(messages=itertools.repeat(AIMessage("Summary: searched a lot.")))
-    summarization = SummarizationMiddleware(summarizer, trigger=("messages", 6), keep=("messages", 2))
+    summarizer = GenericFakeChatModel(
+        messages=itertools.repeat(AIMessage("Summary: searched a lot."))
+    )
+    summarization = SummarizationMiddleware(
+        summarizer, trigger=("messages", 6), keep=("messages", 2)
+    )
     steps = [call_tool("knowledge_search", query=q) for q in ("alpha", "beta", "gamma", "delta")]
     child = _child(
         *steps,
@@ -290,10 +323,14 @@ async def test_sources_collected_before_compaction_are_still_forwarded() -> None
         middleware=(summarization,),
     )
     # Run the child once directly to prove compaction removed the first search from its state.
-    frames = [frame async for frame in child.astream({"messages": [("user", "go")]}, stream_mode="values")]
+    frames = [
+        frame async for frame in child.astream({"messages": [("user", "go")]}, stream_mode="values")
+    ]
     final_tools = tool_messages(frames[-1]["messages"])
     assert final_tools and all("alpha.md" not in str(m.content) for m in final_tools)
-    assert any(isinstance(m, HumanMessage) and "Summary" in str(m.content) for m in frames[-1]["messages"])
+    assert any(
+        isinstance(m, HumanMessage) and "Summary" in str(m.content) for m in frames[-1]["messages"]
+    )
 
     child = _child(
         *steps,
@@ -317,7 +354,9 @@ async def test_child_citing_both_formats_yields_the_dual_layout() -> None:
         return f"{citation_link(shared)}\n{shared.excerpt}", build_envelope([shared])
 
     tools = [
-        StructuredTool.from_function(func=f, name=n, description=n, response_format="content_and_artifact")
+        StructuredTool.from_function(
+            func=f, name=n, description=n, response_format="content_and_artifact"
+        )
         for f, n in ((native_search, "knowledge_search"), (shared_search, "lightrag_search"))
     ]
     child = _child(
@@ -327,13 +366,17 @@ async def test_child_citing_both_formats_yields_the_dual_layout() -> None:
         tools=tools,
     )
     task = make_task_tool(child)
-    message = await task.ainvoke({"type": "tool_call", "id": "t1", "name": "task", "args": {"prompt": "go"}})
+    message = await task.ainvoke(
+        {"type": "tool_call", "id": "t1", "name": "task", "args": {"prompt": "go"}}
+    )
     assert isinstance(message, ToolMessage)
     assert read_envelope(message.content, message.artifact).sources == (shared,)
     assert read_native(message.content, message.artifact, tool_name="task").sources == (native,)
     assert message.artifact["retrieval_sources"] == [shared.to_record()]
 
-    sync_child = _child(call_tool("lightrag_search", query="b"), answer_citing(prefix="Report:"), tools=tools)
+    sync_child = _child(
+        call_tool("lightrag_search", query="b"), answer_citing(prefix="Report:"), tools=tools
+    )
     sync_message = make_task_tool(sync_child).invoke(
         {"type": "tool_call", "id": "t2", "name": "task", "args": {"prompt": "go"}}
     )

@@ -38,7 +38,9 @@ def _settings() -> tuple[str, str, str | None]:
     base_url = os.environ.get("LIGHTRAG_BASE_URL", "http://localhost:9621")
     query = os.environ.get("LIGHTRAG_EVIDENCE_QUERY", "").strip()
     if not query:
-        pytest.fail("LIGHTRAG_EVIDENCE_QUERY must name a question your corpus answers", pytrace=False)
+        pytest.fail(
+            "LIGHTRAG_EVIDENCE_QUERY must name a question your corpus answers", pytrace=False
+        )
     return base_url, query, os.environ.get("LIGHTRAG_API_KEY") or None
 
 
@@ -64,13 +66,17 @@ def _raw_chunks(base_url: str, query: str, api_key: str | None, mode: str) -> li
 async def test_every_citation_matches_real_chunk_evidence(mode: str) -> None:
     base_url, query, api_key = _settings()
     tool = make_knowledge_tool(LightRAGProvider(base_url, api_key=api_key, mode=mode))
-    message = await tool.ainvoke({"type": "tool_call", "id": "live-1", "name": tool.name, "args": {"query": query}})
+    message = await tool.ainvoke(
+        {"type": "tool_call", "id": "live-1", "name": tool.name, "args": {"query": query}}
+    )
     assert isinstance(message, ToolMessage)
     content = str(message.content)
     assert not content.startswith("Error:"), content
     evidence = read_envelope(content, message.artifact)
     assert evidence.error is None and evidence.rejected == ()
-    assert evidence.sources, "the query found no attributable chunk; pick a query your corpus answers"
+    assert evidence.sources, (
+        "the query found no attributable chunk; pick a query your corpus answers"
+    )
 
     chunks = _raw_chunks(base_url, query, api_key, mode)
     attributable = [c for c in chunks if c["file_path"] not in UNATTRIBUTED and c["file_path"]]
@@ -82,5 +88,11 @@ async def test_every_citation_matches_real_chunk_evidence(mode: str) -> None:
         assert source_id(source.to_record()) == source.id
         assert f"#knowledge-source-{source.id}" in content
         assert source.page is None and source.url is None and source.dataset_name is None
-        matching = [c for c in attributable if c["file_path"] == source.title and c["content"].strip().startswith(source.excerpt)]
-        assert matching, f"{source.title!r}: no returned chunk has this path and starts with the excerpt"
+        matching = [
+            c
+            for c in attributable
+            if c["file_path"] == source.title and c["content"].strip().startswith(source.excerpt)
+        ]
+        assert matching, (
+            f"{source.title!r}: no returned chunk has this path and starts with the excerpt"
+        )

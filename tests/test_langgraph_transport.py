@@ -31,6 +31,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from pydantic import Field
 
 from deerflow.knowledge import (
     KnowledgeCapabilities,
@@ -91,8 +92,8 @@ class ScriptedChatModel(BaseChatModel):
 
     steps: list[Any]
     calls: int = 0
-    seen_links: list[str] = []
-    requests: list[list[BaseMessage]] = []
+    seen_links: list[str] = Field(default_factory=list)
+    requests: list[list[BaseMessage]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -121,7 +122,7 @@ class ScriptedChatModel(BaseChatModel):
 
 
 def scripted(*steps: Step) -> ScriptedChatModel:
-    return ScriptedChatModel(steps=list(steps), seen_links=[], requests=[])
+    return ScriptedChatModel(steps=list(steps))
 
 
 def call_tool(name: str, **args: Any) -> Step:
@@ -215,7 +216,10 @@ async def test_artifact_survives_sqlite_reopened_in_a_new_saver(
         assert checkpoint is not None
         (stored,) = tool_messages(checkpoint.checkpoint["channel_values"]["messages"])
         _assert_carries(stored, expected)
-        history = [tool_messages(c.checkpoint["channel_values"].get("messages", [])) for c in reopened.list(config)]
+        history = [
+            tool_messages(c.checkpoint["channel_values"].get("messages", []))
+            for c in reopened.list(config)
+        ]
         assert any(history)
         for messages in history:
             for message in messages:
@@ -246,7 +250,9 @@ async def test_artifact_survives_message_and_run_event_serialization(
         assert isinstance(revived, ToolMessage)
         _assert_carries(revived, expected)
 
-    revived_events = [load(json.loads(json.dumps(dumpd(e))), allowed_objects="messages") for e in events]
+    revived_events = [
+        load(json.loads(json.dumps(dumpd(e))), allowed_objects="messages") for e in events
+    ]
     carried = [
         m
         for event in revived_events

@@ -28,20 +28,30 @@ from tests.test_langgraph_transport import (
 PARTIAL_HANDLE_RE = re.compile(r"#knowledge-source-(?![0-9a-f]{32})")
 HANDLE_RE = re.compile(r"#knowledge-source-([0-9a-f]{32})")
 MANY_HITS = tuple(
-    RetrievalHit(text=f"Excerpt {i}: the petrel colony count was {100 + i}. " * 3, title=f"Survey {i}")
+    RetrievalHit(
+        text=f"Excerpt {i}: the petrel colony count was {100 + i}. " * 3, title=f"Survey {i}"
+    )
     for i in range(20)
 )
 
 
 def _formatted(hits: tuple[RetrievalHit, ...] = MANY_HITS) -> tuple[str, dict[str, Any]]:
-    formatted = format_result(RetrievalResult(provider="fake", query="q", hits=hits), max_chars=50_000)
+    formatted = format_result(
+        RetrievalResult(provider="fake", query="q", hits=hits), max_chars=50_000
+    )
     assert formatted.artifact is not None
     return formatted.content, formatted.artifact
 
 
 def _message(name: str = "knowledge_search", **overrides: Any) -> ToolMessage:
     content, artifact = _formatted()
-    fields = {"content": content, "artifact": artifact, "name": name, "tool_call_id": "call_1", "id": "m1"}
+    fields = {
+        "content": content,
+        "artifact": artifact,
+        "name": name,
+        "tool_call_id": "call_1",
+        "id": "m1",
+    }
     return ToolMessage(**{**fields, **overrides})
 
 
@@ -57,7 +67,10 @@ def _assert_honest(message: ToolMessage, max_chars: int) -> None:
 
 def test_output_within_budget_is_the_same_object() -> None:
     message = _message()
-    assert ToolOutputBudgetMiddleware(max_chars=len(message.content)).budget_message(message) is message
+    assert (
+        ToolOutputBudgetMiddleware(max_chars=len(message.content)).budget_message(message)
+        is message
+    )
 
 
 def test_truncation_keeps_head_and_tail_and_prunes_evidence() -> None:
@@ -66,7 +79,9 @@ def test_truncation_keeps_head_and_tail_and_prunes_evidence() -> None:
     _assert_honest(budgeted, 1_500)
     assert budgeted.id == message.id and budgeted.tool_call_id == message.tool_call_id
     assert "characters omitted" in budgeted.content
-    assert 0 < len(budgeted.artifact["knowledge_sources"]) < len(message.artifact["knowledge_sources"])
+    assert (
+        0 < len(budgeted.artifact["knowledge_sources"]) < len(message.artifact["knowledge_sources"])
+    )
     assert budgeted.response_metadata[BUDGET_METADATA_KEY] == {
         "original_chars": len(message.content),
         "max_chars": 1_500,
@@ -77,7 +92,9 @@ def test_truncation_keeps_head_and_tail_and_prunes_evidence() -> None:
 
 def test_externalizing_writes_the_full_output_once_and_shows_a_preview(tmp_path: Path) -> None:
     message = _message()
-    middleware = ToolOutputBudgetMiddleware(max_chars=1_200, output_dir=tmp_path / "out", preview_chars=700)
+    middleware = ToolOutputBudgetMiddleware(
+        max_chars=1_200, output_dir=tmp_path / "out", preview_chars=700
+    )
     budgeted = middleware.budget_message(message)
     _assert_honest(budgeted, 1_200)
     record = budgeted.response_metadata[BUDGET_METADATA_KEY]
@@ -99,12 +116,17 @@ def test_externalizing_falls_back_to_truncation(tmp_path: Path) -> None:
     assert budgeted.response_metadata[BUDGET_METADATA_KEY]["kind"] == "truncated"
     _assert_honest(budgeted, 1_000)
     tiny = ToolOutputBudgetMiddleware(max_chars=40, output_dir=tmp_path)  # the path cannot fit
-    assert tiny.budget_message(_message()).response_metadata[BUDGET_METADATA_KEY]["kind"] == "truncated"
+    assert (
+        tiny.budget_message(_message()).response_metadata[BUDGET_METADATA_KEY]["kind"]
+        == "truncated"
+    )
     assert list(tmp_path.iterdir()) == [blocker]
 
 
 @pytest.mark.parametrize("externalize", [False, True])
-@pytest.mark.parametrize("max_chars", [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 1_597, 4_181, 100_000])
+@pytest.mark.parametrize(
+    "max_chars", [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 1_597, 4_181, 100_000]
+)
 def test_tiny_to_large_budgets_never_leave_a_partial_handle_resolving(
     max_chars: int, externalize: bool, tmp_path: Path
 ) -> None:
@@ -178,10 +200,15 @@ def test_sync_agent_tool_outputs_are_budgeted() -> None:
         return _formatted()
 
     tool = StructuredTool.from_function(
-        func=search, name="knowledge_search", description="search", response_format="content_and_artifact"
+        func=search,
+        name="knowledge_search",
+        description="search",
+        response_format="content_and_artifact",
     )
     model = scripted(call_tool("knowledge_search", query="petrels"), answer_citing())
-    agent = create_agent(model, tools=[tool], middleware=[ToolOutputBudgetMiddleware(max_chars=900)])
+    agent = create_agent(
+        model, tools=[tool], middleware=[ToolOutputBudgetMiddleware(max_chars=900)]
+    )
     result = agent.invoke({"messages": [("user", "petrels?")]})
     (stored,) = tool_messages(result["messages"])
     _assert_honest(stored, 900)
@@ -192,13 +219,20 @@ async def test_model_request_history_is_budgeted_without_touching_state(use_asyn
     oversized = _message(tool_call_id="old_call", id="old")
     history = [
         ("user", "earlier question"),
-        {"role": "assistant", "content": "", "tool_calls": [{"name": "knowledge_search", "args": {"query": "x"}, "id": "old_call"}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"name": "knowledge_search", "args": {"query": "x"}, "id": "old_call"}],
+        },
         oversized,
         ("user", "and now?"),
     ]
     model = scripted(answer_citing())
     agent = create_agent(
-        model, tools=[], middleware=[ToolOutputBudgetMiddleware(max_chars=800)], checkpointer=InMemorySaver()
+        model,
+        tools=[],
+        middleware=[ToolOutputBudgetMiddleware(max_chars=800)],
+        checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": f"history-{use_async}"}}
     if use_async:

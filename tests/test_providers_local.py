@@ -7,6 +7,7 @@ import random
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def docs(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def provider(tmp_path: Path) -> LocalProvider:
+def provider(tmp_path: Path) -> Iterator[LocalProvider]:
     local = LocalProvider(tmp_path / "index" / "index.sqlite")
     yield local
     local.close()
@@ -414,9 +415,10 @@ async def test_missing_index_is_a_clear_config_error(tmp_path: Path) -> None:
 def test_foreign_or_corrupt_index_file(tmp_path: Path, docs: Path) -> None:
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"this is not a database" * 100)
-    for action in (lambda p: p.search_sync("deer"), lambda p: p.index(docs)):
-        with pytest.raises(ProviderConfigError, match="not a usable deerflow-knowledge index"):
-            action(LocalProvider(junk))
+    with pytest.raises(ProviderConfigError, match="not a usable deerflow-knowledge index"):
+        LocalProvider(junk).search_sync("deer")
+    with pytest.raises(ProviderConfigError, match="not a usable deerflow-knowledge index"):
+        LocalProvider(junk).index(docs)
     other = tmp_path / "other.sqlite"
     with sqlite3.connect(other) as connection:
         connection.execute("CREATE TABLE t (x)")
@@ -522,3 +524,19 @@ def test_ten_thousand_chunks(tmp_path: Path) -> None:
     again = local.index(root)
     assert len(again.unchanged) == files and again.chunks_written == 0
     local.close()
+
+
+def test_bundled_sample_corpus_matches_its_generator_and_indexes_cleanly(tmp_path: Path) -> None:
+    import importlib.util
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "make_sample_pdf.py"
+    spec = importlib.util.spec_from_file_location("make_sample_pdf", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.build_pdf() == (sample_corpus_path() / SAMPLE_PDF).read_bytes()
+
+    report = LocalProvider(tmp_path / "i.sqlite").index(sample_corpus_path())
+    assert not report.skipped and len(report.added) >= 9
+    assert all("\\" not in path for path in report.added)
+    assert "providers/lightrag-setup.md" in report.added

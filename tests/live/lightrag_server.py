@@ -816,9 +816,18 @@ def _live_check(pytest_args: Sequence[str]) -> int:
             "DEER_FLOW_RUN_LIVE_TESTS": "1",
             "LIGHTRAG_BASE_URL": server.base_url,
             "LIGHTRAG_API_KEY": api_key,
-            "LIGHTRAG_EVIDENCE_QUERY": os.environ.get("LIGHTRAG_EVIDENCE_QUERY", LIVE_EVIDENCE_QUERY),
+            "LIGHTRAG_EVIDENCE_QUERY": os.environ.get(
+                "LIGHTRAG_EVIDENCE_QUERY", LIVE_EVIDENCE_QUERY
+            ),
         }
-        cmd = [sys.executable, "-m", "pytest", "tests/test_knowledge_contract_live.py", "-m", "live"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests/test_knowledge_contract_live.py",
+            "-m",
+            "live",
+        ]
         return subprocess.call([*cmd, *pytest_args], cwd=REPO_ROOT, env=env)
     finally:
         server.stop()
@@ -841,7 +850,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--api-key", default=os.environ.get("LIGHTRAG_API_KEY") or None)
         p.add_argument("--no-seed", action="store_true")
     sub.add_parser("stop", help="stop what `start` started")
-    sub.add_parser("live-check", help="start a server and run tests/test_knowledge_contract_live.py on it")
+    sub.add_parser(
+        "live-check", help="start a server and run tests/test_knowledge_contract_live.py on it"
+    )
     p_tests = sub.add_parser("run-tests", help="run pytest -m lightrag (extra args are passed on)")
     p_tests.add_argument("pytest_args", nargs=argparse.REMAINDER)
     p_sdk = sub.add_parser("_sdk-insert", help=argparse.SUPPRESS)

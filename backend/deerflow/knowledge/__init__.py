@@ -3,6 +3,7 @@
 The public API is re-exported here; see README.md and contracts/README.md.
 """
 
+from deerflow.knowledge.budget import prune_evidence
 from deerflow.knowledge.citations import (
     CITATION_LABEL_PREFIX,
     MAX_DESTINATION_CHARS,
@@ -51,7 +52,14 @@ from deerflow.knowledge.native import (
     prune_native_snapshot,
     read_native,
 )
+from deerflow.knowledge.forwarding import (
+    SourceAccumulator,
+    forward_cited_sources,
+    make_task_tool,
+)
+from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.tools import make_knowledge_tool, search_text
+from deerflow.knowledge.trust import StripDepthError, Stripped, strip_reserved_keys
 
 __all__ = [
     "CITATION_LABEL_PREFIX",
@@ -83,19 +91,27 @@ __all__ = [
     "RetrievalHit",
     "RetrievalProvider",
     "RetrievalResult",
+    "SourceAccumulator",
+    "StripDepthError",
+    "Stripped",
+    "ToolOutputBudgetMiddleware",
     "build_envelope",
     "build_native_snapshot",
     "citation_link",
     "find_citations",
     "format_result",
+    "forward_cited_sources",
     "handle_for",
     "make_knowledge_tool",
+    "make_task_tool",
     "native_handle",
+    "prune_evidence",
     "prune_native_snapshot",
     "read_envelope",
     "read_native",
     "relabel_orphans",
     "search_text",
     "source_id",
+    "strip_reserved_keys",
     "text_parts",
 ]

@@ -71,6 +71,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text is plain: docstrings are reflowed, brackets kept literally
 )
 _out = Console(highlight=False, soft_wrap=False)
 _err = Console(stderr=True, highlight=False)
@@ -357,6 +358,7 @@ def _show_search(provider: str, content: str, artifact: Any, *, raw: bool) -> No
     if raw:
         _out.print(_safe(content), soft_wrap=True)
         _out.print()
+    unattributed = content.count("(unattributed: ")
     if not read.sources and not native.sources:
         _out.print(_safe(content if not raw else "No citable sources."))
         return
@@ -394,6 +396,14 @@ def _show_search(provider: str, content: str, artifact: Any, *, raw: bool) -> No
         )
     else:
         _out.print(Text("✓ every source verified (id, handle and excerpt)", style="green"))
+    if unattributed:
+        _out.print(
+            Text(
+                f"{unattributed} unattributed hits (no document title, not citable) are not "
+                "listed; --raw shows them.",
+                style="dim",
+            )
+        )
 
 
 def _evidence(excerpt: str) -> Text:
@@ -726,6 +736,15 @@ def serve(
         config=config, provider=provider, index=index_file, base_url=base_url, datasets=dataset
     )
     retrieval = _provider(settings)
+    if settings.provider == "local" and not Path(settings.index_path).is_file():
+        _err.print(
+            _safe(
+                f"Warning: no index at {settings.index_path} yet; searches will fail until you "
+                "run `deerflow-knowledge index PATH`."
+            ),
+            style="yellow",
+            soft_wrap=True,
+        )
     chat_model = None
     if model is not None:
         if ":" not in model:

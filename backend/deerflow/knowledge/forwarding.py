@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
@@ -159,6 +159,8 @@ class SourceAccumulator:
         return index
 
     def _collect(self, message: object) -> None:
+        if isinstance(message, BaseMessage) and message.type != "tool":
+            return  # the common case, decided without building a view
         view = _view(message)
         if view is None or view.type != "tool":
             return
@@ -199,9 +201,13 @@ def _dict_body(message: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _view(message: object) -> _View | None:
     if isinstance(message, BaseMessage):
-        return _View(
-            message.type, message.name, message.content, getattr(message, "artifact", None)
+        # ``getattr`` of a missing pydantic attribute raises inside: slow on the hot path.
+        artifact = (
+            message.artifact
+            if isinstance(message, ToolMessage)
+            else (message.__pydantic_extra__ or {}).get("artifact")
         )
+        return _View(message.type, message.name, message.content, artifact)
     if not isinstance(message, Mapping):
         return None
     body = _dict_body(message)

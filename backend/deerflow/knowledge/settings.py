@@ -13,7 +13,7 @@ Config file (TOML; every key optional)::
     provider = "local"            # local | lightrag | ragflow
 
     [local]
-    index = ".deerflow-knowledge/index.sqlite"
+    index = ".deerflow-knowledge/index.sqlite"   # relative to this file
     dataset_name = "Handbook"     # shown as the dataset of every local hit; unset by default
 
     [lightrag]
@@ -164,6 +164,9 @@ def _read_config(path: Path) -> dict[str, Any]:
             f"Config file {path} has unknown or misplaced keys: {', '.join(sorted(extra))}.",
             provider="settings",
         )
+    index = config.get("local", {}).get("index")
+    if isinstance(index, str) and index.strip():  # relative to the config file, not the cwd
+        config["local"]["index"] = str(path.parent / Path(index).expanduser())
     return config
 
 

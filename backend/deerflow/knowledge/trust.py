@@ -47,7 +47,8 @@ T = TypeVar("T")
 
 
 class StripDepthError(ValueError):
-    """The value nests deeper than :data:`MAX_STRIP_DEPTH`, or loops through a tuple; reject it."""
+    """The value nests deeper than :data:`MAX_STRIP_DEPTH`, or loops through an immutable
+    container (a tuple or a ``Send``) that cannot be rebuilt around itself; reject it."""
 
 
 class Stripped(NamedTuple, Generic[T]):
@@ -64,7 +65,8 @@ def strip_reserved_keys(value: T, *, max_depth: int = MAX_STRIP_DEPTH) -> Stripp
     """A copy of ``value`` without any reserved key in any message artifact.
 
     Raises :class:`StripDepthError` (a ``ValueError``: the caller's fault) for input nested deeper
-    than ``max_depth`` or cycling through a tuple — the only shapes the walk cannot copy safely.
+    than ``max_depth`` or cycling through a tuple or a ``Send`` — the only shapes the walk cannot
+    copy safely. A gateway answers it with a client error: failing closed never stores a forgery.
     """
     walker = _Walker(max_depth)
     try:

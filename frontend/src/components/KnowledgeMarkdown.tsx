@@ -18,7 +18,7 @@ import {
   type ReactNode,
 } from "react";
 import Markdown, { type Components, type ExtraProps, type Options } from "react-markdown";
-import rehypeSanitize, { defaultSchema } from "rehype-sanitize";
+import rehypeSanitize, { defaultSchema, type Options as SanitizeSchema } from "rehype-sanitize";
 
 import {
   classifyLink,
@@ -35,7 +35,7 @@ import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup
  * The sanitize schema: rehype-sanitize's default (GitHub-style) schema, with its `user-content-`
  * clobber prefix, unchanged.
  */
-export const KNOWLEDGE_SANITIZE_SCHEMA = defaultSchema;
+export const KNOWLEDGE_SANITIZE_SCHEMA: SanitizeSchema = defaultSchema;
 
 type PluggableList = NonNullable<Options["remarkPlugins"]>;
 

@@ -2,9 +2,9 @@
  * The distinct verified sources one assistant message cites, in first-citation order.
  */
 
-import { useMemo, type ReactElement } from "react";
+import { memo, useMemo, type ReactElement } from "react";
 
-import { describeSource, summarizeCitations } from "../resolve.js";
+import { describeSource, summarizeCitations, type SourceLookup } from "../resolve.js";
 import { SourceDetails } from "./CitationChip.js";
 import { mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
@@ -22,19 +22,45 @@ export type SourcesPanelProps = CitationSourceProps & {
  * A collapsible list of the sources a message cites: only verified sources are listed (numbered
  * as the message's chips are); citations whose evidence is not in the loaded history are counted
  * as "evidence not loaded", malformed ones as malformed. Renders nothing when the message cites
- * nothing. Takes the same evidence props as `KnowledgeMarkdown`.
+ * nothing. Takes the same evidence props as `KnowledgeMarkdown`, and likewise re-renders only
+ * when its Markdown or the evidence before its message changed.
  */
 export function SourcesPanel(props: SourcesPanelProps): ReactElement | null {
   const lookup = useCitationLookup(props);
-  const markdown = typeof props.markdown === "string" ? props.markdown : "";
+  return (
+    <PanelBody
+      markdown={typeof props.markdown === "string" ? props.markdown : ""}
+      lookup={lookup}
+      defaultOpen={props.defaultOpen ?? true}
+      className={props.className}
+      labels={props.labels}
+    />
+  );
+}
+
+interface PanelBodyProps {
+  readonly markdown: string;
+  readonly lookup: SourceLookup;
+  readonly defaultOpen: boolean;
+  readonly className: string | undefined;
+  readonly labels: Partial<KnowledgeLabels> | undefined;
+}
+
+const PanelBody = memo(function PanelBody({
+  markdown,
+  lookup,
+  defaultOpen,
+  className: extraClass,
+  labels: partialLabels,
+}: PanelBodyProps): ReactElement | null {
   const summary = useMemo(() => summarizeCitations(markdown, lookup), [markdown, lookup]);
-  const labels = useMemo(() => mergeLabels(props.labels), [props.labels]);
+  const labels = useMemo(() => mergeLabels(partialLabels), [partialLabels]);
   const count = summary.sources.length;
   if (count === 0 && summary.unresolved === 0 && summary.malformed === 0) return null;
-  const className = props.className === undefined ? "dk-sources" : `dk-sources ${props.className}`;
+  const className = extraClass === undefined ? "dk-sources" : `dk-sources ${extraClass}`;
   return (
     <section className={className} aria-label={labels.sources}>
-      <details open={props.defaultOpen ?? true}>
+      <details open={defaultOpen}>
         <summary className="dk-sources-summary">
           {labels.sources} ({count})
         </summary>
@@ -73,4 +99,4 @@ export function SourcesPanel(props: SourcesPanelProps): ReactElement | null {
       </details>
     </section>
   );
-}
+});

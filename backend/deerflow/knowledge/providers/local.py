@@ -144,6 +144,7 @@ _STOPWORDS: Final = frozenset(
 _PARAGRAPH_BREAK_RE = re.compile(r"\n[ \t]*(?:\r?\n)\s*")
 _SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?;:\u3002\uff01\uff1f])\s+|\n")
 _WORD_BREAK_RE = re.compile(r"\s+")
+_PDF_JUNK_RE = re.compile(r"[\x00\ud800-\udfff]")  # NULs and lone surrogates from broken fonts
 _SEPARATORS: Final = (_PARAGRAPH_BREAK_RE, _SENTENCE_BREAK_RE, _WORD_BREAK_RE)
 
 #: The schema, one statement per item (run inside the creating transaction).
@@ -180,12 +181,16 @@ _SCHEMA: Final = (
     f"('schema_version', '{SCHEMA_VERSION}')",
 )
 
+# Rank inside FTS5 first and join only the winners: reading every matching chunk row before the
+# LIMIT would cost more than the scoring itself.
 _SEARCH_SQL: Final = f"""
-SELECT c.text, c.title, c.page, bm25(chunks_fts, {_BM25_WEIGHTS[0]}, {_BM25_WEIGHTS[1]}) AS score
-FROM chunks_fts JOIN chunks AS c ON c.id = chunks_fts.rowid
-WHERE chunks_fts MATCH ?
-ORDER BY score, c.id
-LIMIT ?
+WITH top AS (
+    SELECT rowid AS id, bm25(chunks_fts, {_BM25_WEIGHTS[0]}, {_BM25_WEIGHTS[1]}) AS score
+    FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?
+)
+SELECT c.text, c.title, c.page, top.score
+FROM top JOIN chunks AS c ON c.id = top.id
+ORDER BY top.score, top.id
 """
 
 
@@ -449,14 +454,14 @@ def _pdf_pages(data: bytes) -> list[tuple[int | None, str]]:
         raise _SkipFile(
             f"corrupt or unsupported PDF ({type(exc).__name__}{': ' + detail if detail else ''})"
         ) from None
-    if all(is_blank(text) or not text for _, text in pages):
+    if all(is_blank(text) for _, text in pages):
         raise _SkipFile("no extractable text (a scanned PDF needs OCR first)")
     return pages
 
 
 def _clean_pdf_text(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-    return "".join(ch for ch in text if not 0xD800 <= ord(ch) <= 0xDFFF)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _PDF_JUNK_RE.sub("", text)
 
 
 def _one_line(text: str, limit: int = 120) -> str:
@@ -736,10 +741,11 @@ class LocalProvider:
                     outcomes[outcome].append(candidate.path)
                 if progress is not None:
                     progress(IndexProgress(done, total, candidate.path, outcome))
+            skipped_paths = {item.path for item in skipped}
             for path, (doc_id, _) in sorted(known.items()):
                 if path not in seen:
                     _delete_document(connection, doc_id)
-                    if not any(s.path == path for s in skipped):
+                    if path not in skipped_paths:
                         outcomes["removed"].append(path)
             connection.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('chunker', ?), ('root', ?)",

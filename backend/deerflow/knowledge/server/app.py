@@ -35,7 +35,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, ConfigDict, Field
 
-from deerflow.knowledge.trust import strip_reserved_keys
+from deerflow.knowledge.trust import StripDepthError, Stripped, strip_reserved_keys
 
 __all__ = [
     "MAX_INPUT_MESSAGES",
@@ -98,6 +98,13 @@ def _parse_messages(raw: Any) -> list[BaseMessage]:
         return list(convert_to_messages(raw))
     except (ValueError, TypeError, NotImplementedError) as exc:
         raise HTTPException(422, f"invalid messages: {type(exc).__name__}") from None
+
+
+def _strip(value: Any) -> Stripped[Any]:
+    try:
+        return strip_reserved_keys(value)
+    except StripDepthError:
+        raise HTTPException(422, "the request nests too deeply") from None
 
 
 async def _json_body(request: Request) -> Any:
@@ -177,7 +184,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
     async def write_state(request: Request, thread_id: str) -> dict[str, Any]:
         cfg = await existing(request, thread_id)
         body = StateWrite.model_validate(await _json_body(request))
-        stripped = strip_reserved_keys(body.values)
+        stripped = _strip(body.values)
         values = dict(stripped.value)
         if "messages" in values:
             values["messages"] = _parse_messages(values["messages"])
@@ -189,7 +196,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
         cfg = await existing(request, thread_id)
         run = RunRequest.model_validate(await _json_body(request))
         modes = [m for m in run.stream_mode if m in ("values", "messages", "updates")] or ["values"]
-        stripped = strip_reserved_keys(run.input or {})
+        stripped = _strip(run.input or {})
         run_input = dict(stripped.value)
         run_input["messages"] = _parse_messages(run_input.get("messages", []))
         graph = agent(request)

@@ -1,0 +1,197 @@
+/**
+ * Render benchmark: first render versus re-render after one streamed token.
+ *
+ * A 1,000-message history (200 turns of human, AI tool call, tool, AI answer, human; the last
+ * message is the streaming answer) with 200 tool messages × 100 valid shared sources each, rendered
+ * as a transcript of KnowledgeMarkdown + SourcesPanel under jsdom with React's production build.
+ *
+ *   first render (cold)  a new root, new message objects, a new resolver: includes verifying all
+ *                        20,000 records (id recomputation, handle and excerpt checks)
+ *   first render (warm)  a new root over already-verified message objects (parsing + DOM only)
+ *   re-render            the same root after one token is appended to the last message (a new
+ *                        messages array and a new last message object; everything else the same)
+ *
+ * The last line is the headline: median re-render / median cold first render (target ≤ 0.1).
+ * Usage: npm run bench [-- --quick]
+ */
+
+process.env.NODE_ENV = "production";
+
+import { fileURLToPath } from "node:url";
+
+import { JSDOM } from "jsdom";
+import { createServer } from "vite";
+
+const quick = process.argv.includes("--quick");
+const TURNS = 200;
+const SOURCES_PER_TOOL = quick ? 20 : 100;
+const FIRST_RUNS = quick ? 2 : 3;
+const TOKENS = quick ? 20 : 60;
+
+// A DOM for react-dom (installed before React is imported).
+const dom = new JSDOM("<!doctype html><html><body><div id=root></div></body></html>", {
+  pretendToBeVisual: true,
+});
+for (const key of Object.getOwnPropertyNames(dom.window)) {
+  if (!(key in globalThis)) {
+    try {
+      globalThis[key] = dom.window[key];
+    } catch {
+      // read-only globals (e.g. `crypto`) stay Node's
+    }
+  }
+}
+globalThis.window = dom.window;
+globalThis.document = dom.window.document;
+
+const { createElement: h } = await import("react");
+const { createRoot } = await import("react-dom/client");
+const { flushSync } = await import("react-dom");
+
+// Load the package from source through Vite (TypeScript and TSX), React stays external.
+const root = fileURLToPath(new URL("..", import.meta.url));
+const server = await createServer({
+  root,
+  configFile: false,
+  logLevel: "error",
+  appType: "custom",
+  cacheDir: fileURLToPath(new URL("../../node_modules/.vite", import.meta.url)),
+  server: { middlewareMode: true, hmr: false, watch: null },
+  esbuild: { jsx: "automatic" },
+  oxc: { jsx: { runtime: "automatic" } },
+});
+let kc;
+try {
+  kc = await server.ssrLoadModule("/src/index.ts");
+} finally {
+  await server.close();
+}
+const { KnowledgeMarkdown, SourcesPanel, createSourceResolver, sourceId } = kc;
+
+// ------------------------------------------------------------------------------------------------
+// The history.
+
+console.log(`building ${TURNS} tool messages × ${SOURCES_PER_TOOL} sources …`);
+const history = [];
+const cite = (record, label = "source") => `[citation:${label}](#knowledge-source-${record.id})`;
+let firstRecord = null;
+for (let turn = 0; turn < TURNS; turn++) {
+  const records = [];
+  for (let k = 0; k < SOURCES_PER_TOOL; k++) {
+    const identity = {
+      provider: "lightrag",
+      title: `Handbook ${turn}, section ${k}`,
+      excerpt: `Turn ${turn} excerpt ${k}: deer eat acorns, browse shrubs and graze in open meadows at dusk.`,
+      ...(k % 3 === 0 ? { dataset_name: "Wildlife" } : {}),
+      ...(k % 4 === 0 ? { page: k + 1 } : {}),
+      ...(k % 5 === 0 ? { url: `https://docs.example/handbook/${turn}/${k}` } : {}),
+    };
+    records.push({ id: sourceId(identity), ...identity });
+  }
+  firstRecord ??= records[0];
+  const content = records
+    .map((r, i) => `[${i + 1}] ${cite(r, r.title)}\n${r.excerpt}`)
+    .join("\n\n");
+  const answer =
+    `## Answer ${turn}\n\nDeer eat acorns ${cite(records[0])} and browse shrubs ${cite(records[1])}. ` +
+    `They graze at dusk ${cite(records[2])}, as noted before ${cite(firstRecord)}.\n\n` +
+    `- point one ${cite(records[3])}\n- point two with \`code\` and [a link](https://example.com)\n`;
+  history.push(
+    { type: "human", id: `h${turn}`, content: `Question ${turn}: what do deer eat?` },
+    { type: "ai", id: `c${turn}`, content: "", tool_calls: [{ name: "knowledge_search", id: `call${turn}`, args: {} }] },
+    { type: "tool", id: `t${turn}`, name: "knowledge_search", tool_call_id: `call${turn}`, content, artifact: { knowledge_sources_version: 1, knowledge_sources: records } },
+    { type: "ai", id: `a${turn}`, content: answer },
+    { type: "human", id: `k${turn}`, content: "Thanks." },
+  );
+}
+history.pop(); // the streaming answer takes the last slot: 1,000 messages
+const streamingBase = `Streaming answer citing ${cite(history.findLast((m) => m.type === "tool").artifact.knowledge_sources[0])}`;
+
+function Transcript({ messages, resolver }) {
+  const last = messages.length - 1;
+  return h(
+    "div",
+    null,
+    messages.map((message, index) => {
+      if (message.type === "human") return h("p", { key: message.id }, message.content);
+      if (message.type !== "ai" || message.content === "") return null;
+      const common = { markdown: message.content, messages, messageIndex: index, resolver };
+      return h(
+        "article",
+        { key: message.id },
+        h(KnowledgeMarkdown, { ...common, streaming: index === last }),
+        h(SourcesPanel, common),
+      );
+    }),
+  );
+}
+
+const withAnswer = (base, text) => [...base, { type: "ai", id: "streaming", content: text }];
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const ms = (value) => `${value.toFixed(2)} ms`;
+
+function mount(messages, resolver) {
+  const container = document.createElement("div");
+  document.body.appendChild(container);
+  const reactRoot = createRoot(container);
+  const start = performance.now();
+  flushSync(() => reactRoot.render(h(Transcript, { messages, resolver })));
+  return { reactRoot, container, elapsed: performance.now() - start };
+}
+
+function unmount({ reactRoot, container }) {
+  flushSync(() => reactRoot.unmount());
+  container.remove();
+}
+
+// Warm up the JIT on a small transcript (not measured).
+{
+  const small = withAnswer(structuredClone(history.slice(0, 50)), streamingBase);
+  unmount(mount(small, createSourceResolver()));
+}
+
+// First render, cold: fresh message objects and a fresh resolver each run.
+const cold = [];
+for (let run = 0; run < FIRST_RUNS; run++) {
+  const messages = withAnswer(structuredClone(history), streamingBase);
+  const mounted = mount(messages, createSourceResolver());
+  cold.push(mounted.elapsed);
+  unmount(mounted);
+}
+
+// First render, warm: verified message objects, a new root.
+const resolver = createSourceResolver();
+const base = structuredClone(history);
+unmount(mount(withAnswer(base, streamingBase), resolver));
+const warm = [];
+for (let run = 0; run < FIRST_RUNS; run++) {
+  const mounted = mount(withAnswer(base, streamingBase), resolver);
+  warm.push(mounted.elapsed);
+  unmount(mounted);
+}
+
+// Re-render after one streamed token.
+let text = streamingBase;
+const mounted = mount(withAnswer(base, text), resolver);
+const tokens = [];
+for (let token = 0; token < TOKENS; token++) {
+  text += ` token${token}`;
+  const messages = withAnswer(base, text);
+  const start = performance.now();
+  flushSync(() => mounted.reactRoot.render(h(Transcript, { messages, resolver })));
+  tokens.push(performance.now() - start);
+}
+const chips = mounted.container.querySelectorAll(".dk-chip").length;
+unmount(mounted);
+
+const stats = resolver.stats;
+const firstCold = median(cold);
+const firstWarm = median(warm);
+const rerender = median(tokens);
+console.log(`messages: ${history.length + 1}, tool messages: ${TURNS}, sources: ${TURNS * SOURCES_PER_TOOL}, chips rendered: ${chips}`);
+console.log(`resolver: ${stats.validations} validations, ${stats.indexBuilds} index builds, ${stats.historyScans} history scans`);
+console.log(`first render, cold (median of ${FIRST_RUNS}): ${ms(firstCold)}  [${cold.map((v) => v.toFixed(0)).join(", ")}]`);
+console.log(`first render, warm caches (median of ${FIRST_RUNS}): ${ms(firstWarm)}`);
+console.log(`re-render after one token (median of ${TOKENS}): ${ms(rerender)}  [p90 ${ms([...tokens].sort((a, b) => a - b)[Math.floor(TOKENS * 0.9)])}]`);
+console.log(`ratio re-render/first render (warm caches): ${(rerender / firstWarm).toFixed(4)}`);
+console.log(`ratio re-render/first render: ${(rerender / firstCold).toFixed(4)}`);

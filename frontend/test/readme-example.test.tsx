@@ -1,0 +1,53 @@
+// @vitest-environment jsdom
+/**
+ * The README's "Rendering citations" example, verbatim between the markers, executed. The one
+ * difference: the README imports from "@deerflow/knowledge-citations", which resolves to the built
+ * dist/; this test imports the same names from the source so it runs without a build.
+ */
+import { cleanup, render, screen } from "@testing-library/react";
+import { afterEach, expect, it } from "vitest";
+
+// --- README example: begin ---
+import { KnowledgeMarkdown, SourcesPanel, sourceId } from "../src/index.js"; // "@deerflow/knowledge-citations"
+// In an app, also: import "@deerflow/knowledge-citations/knowledge.css";
+
+// A tool result as LangGraph delivers it: citable handles + excerpts in `content`, the
+// evidence envelope in `artifact` (normally written by deerflow-knowledge's `format_result`).
+const identity = { provider: "local", title: "Deer field guide", excerpt: "Deer eat acorns in autumn." };
+const record = { id: sourceId(identity), ...identity };
+const messages = [
+  { type: "human", id: "h1", content: "What do deer eat?" },
+  {
+    type: "tool",
+    id: "t1",
+    name: "knowledge_search",
+    tool_call_id: "call-1",
+    content: `[citation:${record.title}](#knowledge-source-${record.id})\n${record.excerpt}`,
+    artifact: { knowledge_sources_version: 1, knowledge_sources: [record] },
+  },
+  { type: "ai", id: "a1", content: `Acorns [citation:Guide](#knowledge-source-${record.id}).` },
+];
+
+export function Answer({ index, streaming = false }: { index: number; streaming?: boolean }) {
+  const message = messages[index]!;
+  return (
+    <article>
+      <KnowledgeMarkdown
+        markdown={message.content}
+        messages={messages}
+        messageIndex={index}
+        streaming={streaming}
+      />
+      <SourcesPanel markdown={message.content} messages={messages} messageIndex={index} />
+    </article>
+  );
+}
+// --- README example: end ---
+
+afterEach(cleanup);
+
+it("renders the README example", () => {
+  render(<Answer index={2} />);
+  expect(screen.getByRole("button", { name: "Source 1: Deer field guide" })).toBeTruthy();
+  expect(screen.getByRole("region", { name: "Sources" }).textContent).toContain("Deer eat acorns in autumn.");
+});

@@ -1,0 +1,50 @@
+/**
+ * Library build of @deerflow/knowledge-citations: `npm run build` writes dist/index.js (ES
+ * module, dependencies external), dist/knowledge.css, and — via `tsc -p tsconfig.build.json` —
+ * the .d.ts files. Tests use vitest.config.ts, not this file.
+ */
+
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+import react from "@vitejs/plugin-react";
+import { defineConfig, type Plugin } from "vite";
+
+const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as {
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+};
+const external = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
+const isExternal = (id: string): boolean =>
+  external.some((name) => id === name || id.startsWith(`${name}/`));
+
+/** Ship the stylesheet as-is (components never import CSS, so apps choose when to load it). */
+function copyStylesheet(): Plugin {
+  const source = fileURLToPath(new URL("./src/components/knowledge.css", import.meta.url));
+  return {
+    name: "deerflow-knowledge-css",
+    generateBundle() {
+      this.emitFile({ type: "asset", fileName: "knowledge.css", source: readFileSync(source, "utf8") });
+    },
+  };
+}
+
+export default defineConfig({
+  cacheDir: fileURLToPath(new URL("../node_modules/.vite", import.meta.url)),
+  plugins: [react(), copyStylesheet()],
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    sourcemap: true,
+    target: "es2022",
+    minify: false,
+    lib: {
+      entry: fileURLToPath(new URL("./src/index.ts", import.meta.url)),
+      formats: ["es"],
+      fileName: () => "index.js",
+    },
+    rolldownOptions: {
+      external: isExternal,
+    },
+  },
+});
