@@ -23,8 +23,8 @@ node-deps:
 bootstrap: python-deps node-deps
 
 lint: python-deps
-	$(UV) run ruff check backend tests scripts benchmarks
-	$(UV) run ruff format --check backend tests scripts benchmarks
+	$(UV) run ruff check backend tests scripts benchmarks examples
+	$(UV) run ruff format --check backend tests scripts benchmarks examples
 
 typecheck: bootstrap
 	$(UV) run mypy

@@ -77,10 +77,8 @@ export {
   createSourceResolver,
   defaultSourceResolver,
   describeSource,
-  emptySourceLookup,
   isToolMessage,
   sourceLookupFrom,
-  stripCitationPrefix,
   summarizeCitations,
 } from "./resolve.js";
 export type {
@@ -97,6 +95,27 @@ export type {
   SourceResolver,
   SourceResolverOptions,
 } from "./resolve.js";
-export { EXTERNAL_LINK_REL, classifyHref, displayHost, isSafeHref, safeExternalUrl } from "./url.js";
+export { EXTERNAL_LINK_REL, classifyHref, isSafeHref, safeExternalUrl } from "./url.js";
 export type { HrefKind, SafeHref } from "./url.js";
-export * from "./components/index.js";
+export {
+  CitationChip,
+  DEFAULT_LABELS,
+  InertCitation,
+  KNOWLEDGE_SANITIZE_SCHEMA,
+  KnowledgeMarkdown,
+  SourceDetails,
+  SourcesPanel,
+  WebCitation,
+  useCitationLookup,
+} from "./components/index.js";
+export type {
+  CitationChipProps,
+  CitationSourceProps,
+  HistorySourceProps,
+  InertCitationProps,
+  KnowledgeLabels,
+  KnowledgeMarkdownProps,
+  LookupSourceProps,
+  SourcesPanelProps,
+  WebCitationProps,
+} from "./components/index.js";

@@ -121,11 +121,6 @@ const EMPTY_LOOKUP: SourceLookup = Object.freeze({
   sources: () => EMPTY_SOURCES,
 });
 
-/** An empty lookup: nothing resolves. */
-export function emptySourceLookup(): SourceLookup {
-  return EMPTY_LOOKUP;
-}
-
 /**
  * A lookup over sources the caller already trusts (e.g. evidence restored by its own verified
  * pipeline). First occurrence of an id wins. Prefer {@link collectSources}, which verifies.

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 
 import {
+  classifyHref,
   classifyLink,
+  isSafeHref,
+  safeExternalUrl,
   collectSources,
   createSourceResolver,
   describeSource,
@@ -238,5 +241,52 @@ describe("helpers", () => {
     ]);
     expect(summary.unresolved).toBe(1);
     expect(summary.malformed).toBe(1);
+  });
+});
+
+describe("href allowlist", () => {
+  it.each([
+    ["https://example.com", "external"],
+    ["http://example.com/a?b=c#d", "external"],
+    ["https://[::1]:8443/x", "external"],
+    ["mailto:someone@example.com", "mailto"],
+    ["#section-2", "fragment"],
+    ["#", "fragment"],
+  ])("allows %s", (href, kind) => {
+    expect(classifyHref(href)).toEqual({ kind, href });
+    expect(isSafeHref(href)).toBe(true);
+  });
+
+  it.each([
+    "javascript:alert(1)",
+    "JAVASCRIPT:alert(1)",
+    " javascript:alert(1)",
+    "data:text/html,<script>alert(1)</script>",
+    "vbscript:msgbox(1)",
+    "file:///etc/passwd",
+    "blob:https://example.com/x",
+    "//evil.example",
+    "/relative/path",
+    "relative",
+    "HTTPS://example.com",
+    "https://user:pass@example.com/",
+    "https://exa mple.com/",
+    "https://example.com/\\evil",
+    "https://example.com/\u0000",
+    "#javascript:alert(1)",
+    "#a b",
+    "mailto:a@b.example?body=<script>",
+    "",
+    `https://example.com/${"a".repeat(2_100)}`,
+  ])("refuses %s", (href) => {
+    expect(classifyHref(href)).toBeNull();
+    expect(isSafeHref(href)).toBe(false);
+  });
+
+  it("refuses non-strings", () => {
+    for (const value of [null, undefined, 1, {}, ["https://example.com"]]) {
+      expect(classifyHref(value)).toBeNull();
+      expect(safeExternalUrl(value)).toBeNull();
+    }
   });
 });

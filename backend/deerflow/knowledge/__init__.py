@@ -41,7 +41,13 @@ from deerflow.knowledge.envelope import (
     text_parts,
 )
 from deerflow.knowledge.formatting import FormattedResult, citation_link, format_result
+from deerflow.knowledge.forwarding import (
+    SourceAccumulator,
+    forward_cited_sources,
+    make_task_tool,
+)
 from deerflow.knowledge.ids import source_id
+from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.native import (
     NATIVE_TOOL_NAMES,
     NativeReadResult,
@@ -52,12 +58,6 @@ from deerflow.knowledge.native import (
     prune_native_snapshot,
     read_native,
 )
-from deerflow.knowledge.forwarding import (
-    SourceAccumulator,
-    forward_cited_sources,
-    make_task_tool,
-)
-from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.tools import make_knowledge_tool, search_text
 from deerflow.knowledge.trust import StripDepthError, Stripped, strip_reserved_keys
 

@@ -2,17 +2,13 @@
  * React components of @deerflow/knowledge-citations (import `knowledge.css` for their styles).
  */
 
-export {
-  KNOWLEDGE_SANITIZE_SCHEMA,
-  KnowledgeMarkdown,
-  splitPendingCitation,
-} from "./KnowledgeMarkdown.js";
+export { KNOWLEDGE_SANITIZE_SCHEMA, KnowledgeMarkdown } from "./KnowledgeMarkdown.js";
 export type { KnowledgeMarkdownProps } from "./KnowledgeMarkdown.js";
 export { CitationChip, InertCitation, SourceDetails, WebCitation } from "./CitationChip.js";
 export type { CitationChipProps, InertCitationProps, WebCitationProps } from "./CitationChip.js";
 export { SourcesPanel } from "./SourcesPanel.js";
 export type { SourcesPanelProps } from "./SourcesPanel.js";
-export { DEFAULT_LABELS, mergeLabels } from "./labels.js";
+export { DEFAULT_LABELS } from "./labels.js";
 export type { KnowledgeLabels } from "./labels.js";
 export { useCitationLookup } from "./useCitationLookup.js";
 export type {

@@ -2,12 +2,8 @@
 import { cleanup, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 
-import {
-  KnowledgeMarkdown,
-  createSourceResolver,
-  splitPendingCitation,
-  type SourceResolver,
-} from "../../src/index.js";
+import { splitPendingCitation } from "../../src/components/KnowledgeMarkdown.js";
+import { KnowledgeMarkdown, createSourceResolver, type SourceResolver } from "../../src/index.js";
 import { ai, cite, human, nativeRecord, nativeToolMessage, sharedRecord, toolMessage } from "./fixtures.js";
 
 afterEach(cleanup);
