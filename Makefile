@@ -1,26 +1,47 @@
 # The two README commands: `make demo` (the local demo) and `make test` (every test).
-# Both bootstrap a fresh machine: uv (if absent), the locked Python env, the locked npm tree.
+# Both bootstrap a fresh machine: uv (if absent), the locked Python env, the locked npm tree, and —
+# for the browser tests — Debian's chromium.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-# scripts/bin/uv runs uv, installing it with pip first on a fresh machine; it is put first on
+# scripts/bin/uv runs uv, installing it from PyPI first on a fresh machine; it is put first on
 # PATH so that every tool the tests start (the LightRAG harness too) finds the same uv.
 export PATH := $(CURDIR)/scripts/bin:$(PATH)
 UV := uv
+HOST ?= 127.0.0.1
+PORT ?= 8000
+INDEX ?= .deerflow-knowledge/index.sqlite
+CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help bootstrap python-deps node-deps lint typecheck pytest live-check vitest test bench vectors
+.PHONY: help bootstrap python-deps node-deps chromium page lint typecheck pytest browser-test \
+	live-check vitest test demo bench vectors
 
 help:
+	@echo "make demo    - install everything, build the chat page, index the bundled corpus and"
+	@echo "               serve the demo on http://$(HOST):$(PORT)"
 	@echo "make test    - install everything needed and run every test (what CI runs)"
-	@echo "make bench   - run the benchmarks (ratios, measured in one run)"
-	@echo "make vectors - regenerate contracts/vectors/ from scripts/generate_vectors.py"
+	@echo "make bench   - run the benchmarks (each prints a ratio measured in one run, last)"
+	@echo "make vectors - regenerate contracts/vectors/ from scripts/"
 
 python-deps:
 	$(UV) sync --locked
 
 node-deps:
-	@if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then npm ci --no-audit --no-fund; fi
+	@if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+		npm ci --no-audit --no-fund; fi
 
 bootstrap: python-deps node-deps
+
+# Debian's chromium for the browser tests (never a browser download); needs root, as in CI.
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		echo "installing chromium from Debian's packages"; \
+		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo ) \
+			apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; fi
+
+# The chat page, built into the Python package's static folder (served at /).
+page: node-deps
+	npm run build:demo
 
 lint: python-deps
 	$(UV) run ruff check backend tests scripts benchmarks examples
@@ -30,7 +51,7 @@ typecheck: bootstrap
 	$(UV) run mypy
 	npm run typecheck
 
-pytest: python-deps
+pytest: python-deps page chromium
 	$(UV) run pytest -q
 
 # The opt-in live contract check, against a real LightRAG server started (and stopped) for it.
@@ -42,8 +63,17 @@ vitest: node-deps
 
 test: bootstrap lint typecheck pytest live-check vitest
 
+demo: bootstrap page
+	$(UV) run deerflow-knowledge index --index $(INDEX)
+	$(UV) run deerflow-knowledge serve --provider local --index $(INDEX) --host $(HOST) --port $(PORT)
+
 bench: bootstrap
-	$(UV) run python benchmarks/bench_envelope.py
+	$(UV) run python -m benchmarks.bench_envelope
+	$(UV) run python -m benchmarks.bench_accumulator
+	$(UV) run python -m benchmarks.bench_local
+	$(UV) run python -m benchmarks.bench_lightrag
+	npm run bench
 
 vectors: python-deps
 	$(UV) run python scripts/generate_vectors.py
+	$(UV) run python scripts/generate_native_vectors.py

@@ -85,6 +85,9 @@ export function App(): ReactElement {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const endRef = useRef<HTMLDivElement | null>(null);
+  // The thread whose messages are already on screen: a thread created by `ask` is filled by its
+  // own stream, and loading its (still empty) state in parallel could overwrite the answer.
+  const shownThread = useRef<string | null>(null);
 
   const refreshThreads = useCallback(async () => {
     try {
@@ -101,6 +104,8 @@ export function App(): ReactElement {
 
   useEffect(() => {
     setThreadInUrl(threadId);
+    if (threadId !== null && threadId === shownThread.current) return;
+    shownThread.current = threadId;
     setDraft(null);
     if (threadId === null) {
       setMessages([]);
@@ -142,6 +147,7 @@ export function App(): ReactElement {
       let id = threadId;
       if (id === null) {
         id = (await createThread()).thread_id;
+        shownThread.current = id;
         setThreadId(id);
       }
       setMessages((previous) => [...previous, { type: "human", id: `pending-${Date.now()}`, content: trimmed }]);
@@ -244,7 +250,7 @@ export function App(): ReactElement {
             return (
               <article key={key} className="demo-msg demo-msg--ai">
                 <KnowledgeMarkdown markdown={markdown} messages={shown} messageIndex={index} streaming={streaming} />
-                {!streaming && <SourcesPanel markdown={markdown} messages={shown} messageIndex={index} />}
+                {!streaming && <SourcesPanel markdown={markdown} messages={shown} messageIndex={index} defaultOpen={false} />}
               </article>
             );
           })}

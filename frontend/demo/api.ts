@@ -52,12 +52,13 @@ export const getState = async (threadId: string): Promise<{ values: { messages: 
 
 /** Parse a `text/event-stream` body into events as they arrive. */
 export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<RunEvent> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
   let buffer = "";
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    buffer += value;
+    buffer += decoder.decode(value, { stream: true });
     let boundary = buffer.indexOf("\n\n");
     while (boundary !== -1) {
       const block = buffer.slice(0, boundary);

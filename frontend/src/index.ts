@@ -119,3 +119,24 @@ export type {
   SourcesPanelProps,
   WebCitationProps,
 } from "./components/index.js";
+export {
+  MAX_NATIVE_LOCATOR_CHARS,
+  MAX_NATIVE_NAME_CHARS,
+  MAX_NATIVE_PAGES,
+  MAX_NATIVE_SOURCES,
+  MAX_NATIVE_TEXT_CHARS,
+  NATIVE_HANDLE_PREFIX,
+  NATIVE_ID_PATTERN,
+  NATIVE_PROVIDER,
+  NATIVE_TOOL_NAMES,
+  NATIVE_VERSION,
+  nativeHandle,
+  readNative,
+} from "./native.js";
+export type {
+  NativeError,
+  NativeReadResult,
+  NativeRejection,
+  NativeRejectionReason,
+  NativeSource,
+} from "./native.js";

@@ -108,4 +108,17 @@ def build_config(
 def serve(config: GatewayConfig, *, host: str = "127.0.0.1", port: int = 8000) -> None:
     import uvicorn
 
-    uvicorn.run(create_app(config), host=host, port=port, log_level="info")
+    page = (config.static_dir or _bundled_static_dir()) / "index.html"
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+    print(
+        f"deerflow-knowledge gateway: provider {config.provider_label}, model {config.model_label}"
+    )
+    if page.is_file():
+        print(f"Chat page: {url}  (Ctrl-C stops)", flush=True)
+    else:
+        print(f"API only at {url}api/ - the chat page is not built (run `npm run build:demo`).")
+    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+
+
+def _bundled_static_dir() -> Path:
+    return Path(__file__).resolve().parent / "static"

@@ -18,6 +18,7 @@ Endpoints (a small, LangGraph-server-like subset):
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -40,6 +41,7 @@ from deerflow.knowledge.trust import StripDepthError, Stripped, strip_reserved_k
 __all__ = [
     "MAX_INPUT_MESSAGES",
     "MAX_REQUEST_BYTES",
+    "RUN_DRAIN_SECONDS",
     "GatewayConfig",
     "create_app",
     "message_to_wire",
@@ -47,6 +49,8 @@ __all__ = [
 
 MAX_REQUEST_BYTES: Final = 1_000_000
 MAX_INPUT_MESSAGES: Final = 200
+#: How long shutdown waits for runs still in progress before closing the checkpointer.
+RUN_DRAIN_SECONDS: Final = 30.0
 _log = logging.getLogger(__name__)
 
 
@@ -123,7 +127,11 @@ def create_app(config: GatewayConfig) -> FastAPI:
         async with config.open_checkpointer() as saver:
             app.state.saver = saver
             app.state.agent = config.build_agent(saver)
+            app.state.runs = set()
             yield
+            # Let runs whose clients went away finish before the checkpointer closes.
+            if app.state.runs:
+                await asyncio.wait(app.state.runs, timeout=RUN_DRAIN_SECONDS)
 
     app = FastAPI(title="deerflow-knowledge gateway", lifespan=lifespan)
 
@@ -200,29 +208,41 @@ def create_app(config: GatewayConfig) -> FastAPI:
         run_input = dict(stripped.value)
         run_input["messages"] = _parse_messages(run_input.get("messages", []))
         graph = agent(request)
+        run_id = str(uuid.uuid4())
+        # The run is a task of its own: a client that disconnects (a reload mid-answer) stops
+        # receiving events, but the run still finishes and is checkpointed, so a reload shows it.
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
 
-        async def events() -> AsyncIterator[bytes]:
-            run_id = str(uuid.uuid4())
-            yield _sse("metadata", {"run_id": run_id, "reserved_keys_removed": stripped.removed})
+        async def run() -> None:
             try:
                 async for mode, chunk in graph.astream(run_input, cfg, stream_mode=modes):
                     if mode == "values":
-                        yield _sse("values", _values_to_wire(chunk))
+                        queue.put_nowait(_sse("values", _values_to_wire(chunk)))
                     elif mode == "messages":
                         message, metadata = chunk
-                        yield _sse(
-                            "messages",
-                            [
-                                message_to_wire(message),
-                                {"langgraph_node": metadata.get("langgraph_node")},
-                            ],
-                        )
+                        node = {"langgraph_node": metadata.get("langgraph_node")}
+                        queue.put_nowait(_sse("messages", [message_to_wire(message), node]))
                     else:
-                        yield _sse("updates", json.loads(json.dumps(chunk, default=_wire_default)))
+                        payload = json.loads(json.dumps(chunk, default=_wire_default))
+                        queue.put_nowait(_sse("updates", payload))
             except Exception as exc:  # the stream must end with a clear event, not a dropped socket
-                _log.exception("run failed")
-                yield _sse("error", {"message": f"The run failed ({type(exc).__name__})."})
-            yield _sse("end", {"run_id": run_id})
+                _log.exception("run %s failed", run_id)
+                queue.put_nowait(
+                    _sse("error", {"message": f"The run failed ({type(exc).__name__})."})
+                )
+            finally:
+                queue.put_nowait(_sse("end", {"run_id": run_id}))
+                queue.put_nowait(None)
+
+        task = asyncio.create_task(run())
+        runs: set[asyncio.Task[None]] = request.app.state.runs
+        runs.add(task)
+        task.add_done_callback(runs.discard)
+
+        async def events() -> AsyncIterator[bytes]:
+            yield _sse("metadata", {"run_id": run_id, "reserved_keys_removed": stripped.removed})
+            while (item := await queue.get()) is not None:
+                yield item
 
         return StreamingResponse(
             events(),

@@ -38,12 +38,34 @@ __all__ = ["MAX_QUOTED_SENTENCES", "RESPONDER_LABEL", "ExtractiveResponder"]
 
 RESPONDER_LABEL: Final = "offline extractive responder (no language model)"
 MAX_QUOTED_SENTENCES: Final = 4
-_SENTENCE_RE = re.compile(r"[^.!?\n]+[.!?]?")
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+_BLOCK_SPLIT_RE = re.compile(r"\n\s*\n")
 _WORD_RE = re.compile(r"\w+")
 _STOP_WORDS: Final = frozenset(
     "a an and are as at be by can do does for from how i in is it of on or so that the this to "
     "what when where which who why will with you your".split()
 )
+
+
+def _sentences(excerpt: str) -> list[str]:
+    """Whole sentences of an excerpt: hard-wrapped lines joined, Markdown headings, fences and
+    table rows skipped, and the fragments an excerpt starts or ends with (mid-sentence cuts)
+    dropped, so every quote is a complete statement from the document."""
+    found = []
+    for block in _BLOCK_SPLIT_RE.split(excerpt):
+        lines = [line.strip() for line in block.splitlines()]
+        if not lines or lines[0].startswith(("#", "```", "~~~", "|")):
+            continue
+        text = " ".join(line for line in lines if line)
+        for sentence in _SENTENCE_END_RE.split(text):
+            sentence = sentence.strip()
+            if (
+                len(sentence) > 20
+                and sentence[-1] in ".!?"
+                and (sentence[0].isupper() or sentence[0].isdigit() or sentence[0] in "`\"'“")
+            ):
+                found.append(sentence)
+    return found
 
 
 def _words(text: str) -> set[str]:
@@ -104,15 +126,14 @@ class ExtractiveResponder(BaseChatModel):
         wanted = _words(question)
         scored: list[tuple[int, int, str, str]] = []
         for rank, source in enumerate(sources):
-            for sentence in _SENTENCE_RE.findall(source.excerpt):
-                sentence = " ".join(sentence.split())
+            for sentence in _sentences(source.excerpt):
                 overlap = len(wanted & _words(sentence))
                 if overlap and len(sentence) > 20:
                     scored.append((-overlap, rank, sentence, citation_link(source)))
         if not scored:
             best = sources[0]
-            first = " ".join(_SENTENCE_RE.findall(best.excerpt)[:1]).strip() or best.excerpt
-            scored = [(0, 0, " ".join(first.split()), citation_link(best))]
+            first = next(iter(_sentences(best.excerpt)), " ".join(best.excerpt.split()[:40]))
+            scored = [(0, 0, first, citation_link(best))]
         scored.sort(key=lambda item: (item[0], item[1]))
         lines = ["From the knowledge base:", ""]
         used: set[str] = set()
