@@ -202,9 +202,9 @@ def create_app(config: GatewayConfig) -> FastAPI:
     @app.post("/api/threads/{thread_id}/runs/stream")
     async def stream_run(request: Request, thread_id: str) -> StreamingResponse:
         cfg = await existing(request, thread_id)
-        run = RunRequest.model_validate(await _json_body(request))
-        modes = [m for m in run.stream_mode if m in ("values", "messages", "updates")] or ["values"]
-        stripped = _strip(run.input or {})
+        body = RunRequest.model_validate(await _json_body(request))
+        modes = [m for m in body.stream_mode if m in ("values", "messages", "updates")] or ["values"]
+        stripped = _strip(body.input or {})
         run_input = dict(stripped.value)
         run_input["messages"] = _parse_messages(run_input.get("messages", []))
         graph = agent(request)
@@ -213,7 +213,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
         # receiving events, but the run still finishes and is checkpointed, so a reload shows it.
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
 
-        async def run() -> None:
+        async def execute() -> None:
             try:
                 async for mode, chunk in graph.astream(run_input, cfg, stream_mode=modes):
                     if mode == "values":
@@ -234,7 +234,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
                 queue.put_nowait(_sse("end", {"run_id": run_id}))
                 queue.put_nowait(None)
 
-        task = asyncio.create_task(run())
+        task = asyncio.create_task(execute())
         runs: set[asyncio.Task[None]] = request.app.state.runs
         runs.add(task)
         task.add_done_callback(runs.discard)
