@@ -173,6 +173,9 @@ def test_bad_bodies_are_client_errors(client: TestClient) -> None:
     url = f"/api/threads/{thread_id}/runs/stream"
     assert client.post(url, content=b"{not json").status_code == 400
     assert client.post(url, json={"input": {"messages": "hi"}}).status_code == 422
+    assert client.post(url, json={"input": "not an object"}).status_code == 422
+    state_url = f"/api/threads/{thread_id}/state"
+    assert client.post(state_url, json={"values": [1, 2]}).status_code == 422
     too_many = [{"type": "human", "content": "x"}] * 201
     assert client.post(url, json={"input": {"messages": too_many}}).status_code == 413
     deep: Any = {"artifact": {}}

@@ -27,14 +27,14 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deerflow.knowledge.trust import StripDepthError, Stripped, strip_reserved_keys
 
@@ -52,6 +52,7 @@ MAX_INPUT_MESSAGES: Final = 200
 #: How long shutdown waits for runs still in progress before closing the checkpointer.
 RUN_DRAIN_SECONDS: Final = 30.0
 _log = logging.getLogger(__name__)
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,14 @@ def _strip(value: Any) -> Stripped[Any]:
         return strip_reserved_keys(value)
     except StripDepthError:
         raise HTTPException(422, "the request nests too deeply") from None
+
+
+def _validate(model: type[_ModelT], data: Any) -> _ModelT:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        fields = ", ".join(".".join(str(p) for p in e["loc"]) or "body" for e in exc.errors()[:5])
+        raise HTTPException(422, f"invalid request: {fields}") from None
 
 
 async def _json_body(request: Request) -> Any:
@@ -191,7 +200,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
     @app.post("/api/threads/{thread_id}/state")
     async def write_state(request: Request, thread_id: str) -> dict[str, Any]:
         cfg = await existing(request, thread_id)
-        body = StateWrite.model_validate(await _json_body(request))
+        body = _validate(StateWrite, await _json_body(request))
         stripped = _strip(body.values)
         values = dict(stripped.value)
         if "messages" in values:
@@ -202,8 +211,10 @@ def create_app(config: GatewayConfig) -> FastAPI:
     @app.post("/api/threads/{thread_id}/runs/stream")
     async def stream_run(request: Request, thread_id: str) -> StreamingResponse:
         cfg = await existing(request, thread_id)
-        body = RunRequest.model_validate(await _json_body(request))
-        modes = [m for m in body.stream_mode if m in ("values", "messages", "updates")] or ["values"]
+        body = _validate(RunRequest, await _json_body(request))
+        modes = [m for m in body.stream_mode if m in ("values", "messages", "updates")] or [
+            "values"
+        ]
         stripped = _strip(body.input or {})
         run_input = dict(stripped.value)
         run_input["messages"] = _parse_messages(run_input.get("messages", []))
