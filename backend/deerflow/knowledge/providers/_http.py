@@ -47,6 +47,7 @@ __all__ = [
     "validate_api_key",
     "validate_base_url",
     "validate_bounded_int",
+    "validate_search_arguments",
     "validate_timeout",
 ]
 
@@ -368,3 +369,21 @@ def _describe(exc: Exception, secrets: tuple[str | None, ...]) -> str:
     text = str(exc)
     name = type(exc).__name__
     return _one_line(redact(f"{name}: {text}" if text else name, secrets), 160)
+
+
+def validate_search_arguments(
+    query: object, limit: object, *, service: str, provider: str, max_query_chars: int
+) -> None:
+    """Raise :class:`ProviderQueryError` (the caller's fault; nothing is sent) for a blank or
+    over-long query or a ``limit`` that is not ``None`` or a positive integer."""
+    from deerflow.knowledge.contract import is_blank
+
+    if not isinstance(query, str) or is_blank(query):
+        raise ProviderQueryError("The query must be a non-empty string.", provider=provider)
+    if len(query) > max_query_chars:
+        raise ProviderQueryError(
+            f"The query is too long for {service} (at most {max_query_chars} characters).",
+            provider=provider,
+        )
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise ProviderQueryError("limit must be None or a positive integer.", provider=provider)

@@ -36,7 +36,6 @@ from deerflow.knowledge.providers._http import (
     NOT_JSON,
     JSONReply,
     ProviderConfigError,
-    ProviderQueryError,
     UpstreamAuthError,
     UpstreamError,
     UpstreamNotFoundError,
@@ -49,6 +48,7 @@ from deerflow.knowledge.providers._http import (
     validate_api_key,
     validate_base_url,
     validate_bounded_int,
+    validate_search_arguments,
     validate_timeout,
 )
 
@@ -222,19 +222,9 @@ class LightRAGProvider:
     # ------------------------------------------------------------------ request / response
 
     def _check_arguments(self, query: object, limit: object) -> None:
-        if not isinstance(query, str) or is_blank(query):
-            raise ProviderQueryError(
-                "The query must be a non-empty string.", provider=PROVIDER_NAME
-            )
-        if len(query) > MAX_QUERY_CHARS:
-            raise ProviderQueryError(
-                f"The query is too long for LightRAG (at most {MAX_QUERY_CHARS} characters).",
-                provider=PROVIDER_NAME,
-            )
-        if limit is not None and (type(limit) is not int or limit < 1):
-            raise ProviderQueryError(
-                "limit must be None or a positive integer.", provider=PROVIDER_NAME
-            )
+        validate_search_arguments(
+            query, limit, service=_SERVICE, provider=PROVIDER_NAME, max_query_chars=MAX_QUERY_CHARS
+        )
 
     def _secrets(self) -> tuple[str | None, ...]:
         return (self._api_key,)

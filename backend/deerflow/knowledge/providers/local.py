@@ -49,7 +49,10 @@ from deerflow.knowledge.contract import (
     is_valid_dataset_name,
     is_valid_title,
 )
-from deerflow.knowledge.providers._http import ProviderConfigError, ProviderQueryError
+from deerflow.knowledge.providers._http import (
+    ProviderConfigError,
+    validate_search_arguments,
+)
 
 __all__ = [
     "DEFAULT_CHUNK_CHARS",
@@ -539,19 +542,13 @@ class LocalProvider:
 
     def search_sync(self, query: str, *, limit: int | None = None) -> RetrievalResult:
         """The blocking search behind :meth:`search` (for scripts and benchmarks)."""
-        if not isinstance(query, str) or is_blank(query):
-            raise ProviderQueryError(
-                "The query must be a non-empty string.", provider=PROVIDER_NAME
-            )
-        if len(query) > MAX_QUERY_CHARS:
-            raise ProviderQueryError(
-                f"The query is too long (at most {MAX_QUERY_CHARS} characters).",
-                provider=PROVIDER_NAME,
-            )
-        if limit is not None and (type(limit) is not int or limit < 1):
-            raise ProviderQueryError(
-                "limit must be None or a positive integer.", provider=PROVIDER_NAME
-            )
+        validate_search_arguments(
+            query,
+            limit,
+            service="the local index",
+            provider=PROVIDER_NAME,
+            max_query_chars=MAX_QUERY_CHARS,
+        )
         count = min(limit or self._limit, MAX_LIMIT)
         expression = fts_query(query)
         if expression is None:

@@ -66,7 +66,6 @@ from deerflow.knowledge.providers._http import (
     NOT_JSON,
     JSONReply,
     ProviderConfigError,
-    ProviderQueryError,
     UpstreamAuthError,
     UpstreamError,
     UpstreamNotFoundError,
@@ -79,6 +78,7 @@ from deerflow.knowledge.providers._http import (
     validate_api_key,
     validate_base_url,
     validate_bounded_int,
+    validate_search_arguments,
     validate_timeout,
 )
 
@@ -746,19 +746,9 @@ class RAGFlowProvider:
         return type(exc)(message, provider=exc.provider, status_code=exc.status_code)
 
     def _check_arguments(self, query: object, limit: object) -> None:
-        if not isinstance(query, str) or is_blank(query):
-            raise ProviderQueryError(
-                "The query must be a non-empty string.", provider=PROVIDER_NAME
-            )
-        if len(query) > MAX_QUERY_CHARS:
-            raise ProviderQueryError(
-                f"The query is too long for RAGFlow (at most {MAX_QUERY_CHARS} characters).",
-                provider=PROVIDER_NAME,
-            )
-        if limit is not None and (type(limit) is not int or limit < 1):
-            raise ProviderQueryError(
-                "limit must be None or a positive integer.", provider=PROVIDER_NAME
-            )
+        validate_search_arguments(
+            query, limit, service=_SERVICE, provider=PROVIDER_NAME, max_query_chars=MAX_QUERY_CHARS
+        )
 
 
 # --------------------------------------------------------------------------- helpers
