@@ -265,7 +265,7 @@ def index(
             }
         )
         return
-    summary = Table(title="Local index", caption=_safe(report.index_path), show_header=False)
+    summary = Table(title="Local index", show_header=False)
     summary.add_column("what")
     summary.add_column("count", justify="right")
     for label, count in (
@@ -281,6 +281,7 @@ def index(
         summary.add_row(label, str(count))
     summary.add_row("Time", f"{report.seconds:.2f} s")
     _out.print(summary)
+    _out.print(f"Index file: {_safe(report.index_path)}", soft_wrap=True, highlight=False)
     if report.skipped:
         skipped = Table(title="Skipped files", title_style="yellow")
         skipped.add_column("File")
