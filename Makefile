@@ -1,6 +1,6 @@
 # The two README commands: `make demo` (the local demo) and `make test` (every test).
 # Both bootstrap a fresh machine: uv (if absent), the locked Python env, the locked npm tree, and —
-# for the browser tests — Debian's chromium.
+# for the browser and PostgreSQL tests — Debian's chromium and postgresql.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 # scripts/bin/uv runs uv, installing it from PyPI first on a fresh machine; it is put first on
@@ -12,7 +12,7 @@ PORT ?= 8000
 INDEX ?= .deerflow-knowledge/index.sqlite
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help bootstrap python-deps node-deps chromium page lint typecheck pytest browser-test \
+.PHONY: help bootstrap python-deps node-deps chromium postgres page lint typecheck pytest browser-test \
 	live-check vitest test demo bench vectors
 
 help:
@@ -39,6 +39,14 @@ chromium:
 		DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo ) \
 			apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; fi
 
+# Debian's PostgreSQL server binaries, for the test that shares threads between two gateways.
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		echo "installing postgresql from Debian's packages"; \
+		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo ) \
+			apt-get install -y -qq --no-install-recommends postgresql >/dev/null; fi
+
 # The chat page, built into the Python package's static folder (served at /).
 page: node-deps
 	npm run build:demo
@@ -51,7 +59,7 @@ typecheck: bootstrap
 	$(UV) run mypy
 	npm run typecheck
 
-pytest: python-deps page chromium
+pytest: python-deps page chromium postgres
 	$(UV) run pytest -q
 
 # The opt-in live contract check, against a real LightRAG server started (and stopped) for it.

@@ -10,11 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
+from tests.gateway_process import gateway_process
 
 playwright_sync = pytest.importorskip("playwright.sync_api")
 
@@ -43,12 +39,6 @@ LAUNCH_ARGS = [
 QUESTION = "How does a reader verify the evidence behind a citation?"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not STATIC.is_file():
@@ -62,53 +52,8 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     work = tmp_path_factory.mktemp("gateway")
     index = work / "index.sqlite"
     LocalProvider(index).index(sample_corpus_path())
-    port = _free_port()
-    log = (work / "server.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "deerflow.knowledge.cli",
-            "serve",
-            "--provider",
-            "local",
-            "--index",
-            str(index),
-            "--checkpoint",
-            str(work / "threads.sqlite"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        cwd=work,
-    )
-    base = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(base + "api/info", timeout=2).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(
-                        f"gateway did not start:\n{(work / 'server.log').read_text()}",
-                        pytrace=False,
-                    )
-                time.sleep(0.2)
+    with gateway_process(index, str(work / "threads.sqlite"), work) as base:
         yield base
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")

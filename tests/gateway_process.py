@@ -1,0 +1,96 @@
+"""Run ``deerflow-knowledge serve`` as a real process on 127.0.0.1 for a test; stop it by PID."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+START_TIMEOUT_SECONDS = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def gateway_process(index: Path, checkpoint: str, work: Path) -> Iterator[str]:
+    """The base URL of a gateway serving the local provider over ``index``."""
+    port = free_port()
+    log_path = work / f"gateway-{port}.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "deerflow.knowledge.cli",
+                "serve",
+                "--provider",
+                "local",
+                "--index",
+                str(index),
+                "--checkpoint",
+                checkpoint,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=work,
+        )
+        base = f"http://127.0.0.1:{port}/"
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_SECONDS
+            while True:
+                try:
+                    urllib.request.urlopen(base + "api/info", timeout=2).read()
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(
+                            f"gateway did not start:\n{log_path.read_text()}"
+                        ) from None
+                    time.sleep(0.2)
+            yield base
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def call(base: str, path: str, body: Any = None) -> Any:
+    """A JSON request to the gateway (POST when ``body`` is given)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        base + path,
+        data=data,
+        method="GET" if body is None else "POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        raw = response.read()
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        events = []
+        for block in raw.decode().split("\n\n"):
+            if block.strip():
+                fields = dict(line.split(": ", 1) for line in block.splitlines())
+                events.append((fields["event"], json.loads(fields["data"])))
+        return events
+    return json.loads(raw)
