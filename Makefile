@@ -12,7 +12,7 @@ PORT ?= 8000
 INDEX ?= .deerflow-knowledge/index.sqlite
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: help bootstrap python-deps node-deps chromium postgres page lint typecheck pytest browser-test \
+.PHONY: help bootstrap python-deps node-deps system-deps page lint typecheck pytest browser-test \
 	live-check vitest test demo bench vectors
 
 help:
@@ -31,21 +31,18 @@ node-deps:
 
 bootstrap: python-deps node-deps
 
-# Debian's chromium for the browser tests (never a browser download); needs root, as in CI.
-chromium:
-	@if [ ! -x "$(CHROMIUM)" ]; then \
-		echo "installing chromium from Debian's packages"; \
-		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo ) \
-			apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; fi
-
-# Debian's PostgreSQL server binaries, for the test that shares threads between two gateways.
-postgres:
-	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-		echo "installing postgresql from Debian's packages"; \
-		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$( [ "$$(id -u)" = 0 ] || echo sudo ) \
-			apt-get install -y -qq --no-install-recommends postgresql >/dev/null; fi
+# Debian's chromium (browser tests; never a browser download) and PostgreSQL server (the
+# shared-threads test), installed only when missing, with one `apt-get update`. Needs root, as in CI.
+system-deps:
+	@pkgs=""; \
+	[ -x "$(CHROMIUM)" ] || pkgs="$$pkgs chromium fonts-dejavu-core"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
+	if [ -n "$$pkgs" ]; then \
+		sudo=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		echo "installing from Debian's packages:$$pkgs"; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$pkgs >/dev/null; \
+	fi
 
 # The chat page, built into the Python package's static folder (served at /).
 page: node-deps
@@ -59,7 +56,7 @@ typecheck: bootstrap
 	$(UV) run mypy
 	npm run typecheck
 
-pytest: python-deps page chromium postgres
+pytest: python-deps page system-deps
 	$(UV) run pytest -q
 
 # The opt-in live contract check, against a real LightRAG server started (and stopped) for it.
