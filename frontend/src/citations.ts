@@ -134,16 +134,34 @@ function classify(text: string, { start, labelEnd, end }: RawLink): Found | null
     end,
   });
 
+  const found = classifyDestination(rawLabel, href);
+  return found === null ? null : make(found.kind, found.sourceId, found.reason);
+}
+
+/** How §4's table classifies a link: by its destination, and for `citation:` labels by its label. */
+export interface DestinationClass {
+  readonly kind: CitationKind;
+  readonly sourceId: string | null;
+  readonly reason: CitationReason | null;
+}
+
+/**
+ * The one implementation of contracts/README.md §4's destination table (also used to classify
+ * links react-markdown rendered). Returns null for an ordinary, non-citation link.
+ */
+export function classifyDestination(rawLabel: string, href: string): DestinationClass | null {
   const shared = SHARED_RE.exec(href);
-  if (shared !== null) return make("shared", shared[1] ?? null, null);
+  if (shared !== null) return { kind: "shared", sourceId: shared[1] ?? null, reason: null };
   if (SHARED_PREFIXES.some((prefix) => href.startsWith(prefix))) {
-    return make("malformed", null, "bad_source_id");
+    return { kind: "malformed", sourceId: null, reason: "bad_source_id" };
   }
   const native = NATIVE_RE.exec(href);
-  if (native !== null) return make("native", native[1] ?? null, null);
+  if (native !== null) return { kind: "native", sourceId: native[1] ?? null, reason: null };
   if (!rawLabel.startsWith(CITATION_LABEL_PREFIX)) return null;
-  if (WEB_PREFIXES.some((prefix) => href.startsWith(prefix))) return make("web", null, null);
-  return make("malformed", null, "unsupported_destination");
+  if (WEB_PREFIXES.some((prefix) => href.startsWith(prefix))) {
+    return { kind: "web", sourceId: null, reason: null };
+  }
+  return { kind: "malformed", sourceId: null, reason: "unsupported_destination" };
 }
 
 /** The index just past the line starting at `start` (its `\r\n`, `\r` or `\n` included). */

@@ -51,6 +51,7 @@ export {
   CITATION_LABEL_PREFIX,
   MAX_DESTINATION_CHARS,
   MAX_LABEL_CHARS,
+  classifyDestination,
   findCitations,
   relabelOrphans,
 } from "./citations.js";
@@ -58,6 +59,7 @@ export type {
   Citation,
   CitationKind,
   CitationReason,
+  DestinationClass,
   FindCitationsOptions,
 } from "./citations.js";
 export {

@@ -24,7 +24,7 @@
 
 import type { KnowledgeSource, ReadResult } from "./contract.js";
 import { isRecordObject } from "./contract.js";
-import { findCitations, type Citation } from "./citations.js";
+import { classifyDestination, findCitations, type Citation } from "./citations.js";
 import { readEnvelope } from "./envelope.js";
 import { readNative, type NativeReadResult, type NativeSource } from "./native.js";
 
@@ -363,9 +363,6 @@ export function collectSources(messages: readonly unknown[], beforeIndex: number
 // Classifying a rendered link (the same table as contracts/README.md §4, applied to the label and
 // destination react-markdown produced after sanitizing).
 
-const SHARED_RE = /^#(?:user-content-)?knowledge-source-([0-9a-f]{32})$/;
-const NATIVE_RE = /^#(?:user-content-)?knowledge-([0-9a-f]{32}-[1-9][0-9]{0,2})$/;
-const SHARED_PREFIXES = ["#knowledge-source-", "#user-content-knowledge-source-"] as const;
 const LABEL_PREFIX = "citation:";
 
 /** Why a citation renders as an inert label. */
@@ -385,18 +382,17 @@ export type LinkClass =
  */
 export function classifyLink(label: string, href: string | null | undefined): LinkClass {
   const destination = typeof href === "string" ? href : "";
-  const shared = SHARED_RE.exec(destination);
-  if (shared !== null) return { kind: "shared", id: shared[1] as string };
-  if (SHARED_PREFIXES.some((prefix) => destination.startsWith(prefix))) {
-    return { kind: "malformed", reason: "bad_source_id" };
+  const found = classifyDestination(label, destination);
+  if (found === null) return { kind: "link" };
+  switch (found.kind) {
+    case "shared":
+    case "native":
+      return { kind: found.kind, id: found.sourceId as string };
+    case "web":
+      return { kind: "web", href: destination };
+    case "malformed":
+      return { kind: "malformed", reason: found.reason ?? "unsupported_destination" };
   }
-  const native = NATIVE_RE.exec(destination);
-  if (native !== null) return { kind: "native", id: native[1] as string };
-  if (!label.startsWith(LABEL_PREFIX)) return { kind: "link" };
-  if (destination.startsWith("http://") || destination.startsWith("https://")) {
-    return { kind: "web", href: destination };
-  }
-  return { kind: "malformed", reason: "unsupported_destination" };
 }
 
 /** A label without its leading `citation:`. */

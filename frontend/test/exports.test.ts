@@ -54,6 +54,7 @@ const PUBLIC_EXPORTS = [
   "WHITE_SPACE",
   "WebCitation",
   "canonicalIdentity",
+  "classifyDestination",
   "classifyHref",
   "classifyLink",
   "codePointLength",
