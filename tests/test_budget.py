@@ -21,9 +21,9 @@ from deerflow.knowledge.budget import (
     omission_marker,
     preview_text,
     prune_evidence,
-    relabel_citations,
     truncate_text,
 )
+from deerflow.knowledge.citations import relabel_citations
 from deerflow.knowledge.formatting import citation_link, format_result
 from deerflow.knowledge.native import (
     NativeSource,

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from deerflow.knowledge.citations import CITATION_LABEL_PREFIX, find_citations, relabel_orphans
+from deerflow.knowledge.citations import find_citations, relabel_citations
 from deerflow.knowledge.envelope import (
     KNOWLEDGE_SOURCES_KEY,
     RETRIEVAL_SOURCES_KEY,
@@ -36,7 +36,6 @@ __all__ = [
     "omission_marker",
     "preview_text",
     "prune_evidence",
-    "relabel_citations",
     "truncate_text",
 ]
 
@@ -204,37 +203,6 @@ def _relabel_content(content: Any, dropped: set[str]) -> Any:
     Returns the very same object when no link changed, so callers can test with ``is``.
     """
     return _map_text(content, lambda text: relabel_citations(text, dropped.__contains__))
-
-
-def relabel_citations(markdown: str, should_relabel: Callable[[str], bool]) -> str:
-    """``markdown`` with each shared or native citation whose source id satisfies
-    ``should_relabel`` replaced by its label (without ``citation:``); everything else
-    byte-identical. The same string object comes back when nothing matched."""
-    citations = find_citations(markdown)
-    if not any(c.source_id is not None and should_relabel(c.source_id) for c in citations):
-        return markdown
-    shared_keep = {
-        c.source_id
-        for c in citations
-        if c.kind == "shared" and c.source_id is not None and not should_relabel(c.source_id)
-    }
-    text = relabel_orphans(markdown, shared_keep)
-    # ``relabel_orphans`` speaks only the shared grammar; native links are relabeled the same way.
-    pieces: list[str] = []
-    cursor = 0
-    for citation in find_citations(text):
-        if citation.kind == "native" and should_relabel(citation.source_id or ""):
-            pieces.append(text[cursor : citation.start])
-            pieces.append(_label_text(citation.raw_label))
-            cursor = citation.end
-    if not pieces:
-        return text
-    pieces.append(text[cursor:])
-    return "".join(pieces)
-
-
-def _label_text(raw_label: str) -> str:
-    return raw_label.removeprefix(CITATION_LABEL_PREFIX)
 
 
 def _map_text(content: Any, transform: Callable[[str], str]) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -24,6 +24,7 @@ __all__ = [
     "Citation",
     "CitationKind",
     "find_citations",
+    "relabel_citations",
     "relabel_orphans",
 ]
 
@@ -32,6 +33,7 @@ MAX_DESTINATION_CHARS: Final = 2_048
 CITATION_LABEL_PREFIX: Final = "citation:"
 
 CitationKind = Literal["shared", "native", "web", "malformed"]
+_SHARED_ONLY: Final[tuple[CitationKind, ...]] = ("shared",)
 
 _SHARED_RE = re.compile(r"#(?:user-content-)?knowledge-source-([0-9a-f]{32})")
 _NATIVE_RE = re.compile(r"#(?:user-content-)?knowledge-([0-9a-f]{32}-[1-9][0-9]{0,2})")
@@ -81,10 +83,24 @@ def find_citations(
 def relabel_orphans(markdown: str, keep_ids: Iterable[str]) -> str:
     """Replace each shared citation whose id is not kept by its label, leaving the rest intact."""
     keep = frozenset(keep_ids)
+    return relabel_citations(markdown, lambda source_id: source_id not in keep, kinds=_SHARED_ONLY)
+
+
+def relabel_citations(
+    markdown: str,
+    should_relabel: Callable[[str], bool],
+    *,
+    kinds: Collection[CitationKind] = ("shared", "native"),
+) -> str:
+    """``markdown`` with each citation of ``kinds`` whose source id satisfies ``should_relabel``
+    replaced by its label as written (without ``citation:``); everything else byte-identical.
+    The same string object comes back when nothing matched."""
     pieces: list[str] = []
     cursor = 0
     for citation in find_citations(markdown):
-        if citation.kind != "shared" or citation.source_id in keep:
+        if citation.kind not in kinds or citation.source_id is None:
+            continue
+        if not should_relabel(citation.source_id):
             continue
         pieces.append(markdown[cursor : citation.start])
         pieces.append(_strip_prefix(citation.raw_label))

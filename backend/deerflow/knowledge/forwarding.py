@@ -25,8 +25,8 @@ from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ConfigDict, Field
 
-from deerflow.knowledge.budget import prune_evidence, relabel_citations
-from deerflow.knowledge.citations import find_citations
+from deerflow.knowledge.budget import prune_evidence
+from deerflow.knowledge.citations import find_citations, relabel_citations
 from deerflow.knowledge.contract import MAX_SOURCES, KnowledgeSource
 from deerflow.knowledge.envelope import (
     KNOWLEDGE_SOURCES_KEY,
