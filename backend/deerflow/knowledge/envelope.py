@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from deerflow.knowledge.contract import (
     ENVELOPE_VERSION,
@@ -36,6 +36,7 @@ __all__ = [
     "handle_for",
     "read_envelope",
     "text_parts",
+    "unique_records",
 ]
 
 KNOWLEDGE_SOURCES_KEY: Final = "knowledge_sources"
@@ -83,12 +84,15 @@ class ReadResult:
     """The native RAGFlow snapshot object when ``knowledge_sources`` is one (unverified here)."""
 
 
-def build_envelope(
-    sources: Iterable[KnowledgeSource], *, limit: int = MAX_SOURCES
-) -> dict[str, Any]:
-    """The artifact for ``sources``: deduplicated by id (first kept), at most ``limit`` records."""
-    if not 0 <= limit <= MAX_SOURCES:
-        raise ValueError(f"limit must be between 0 and {MAX_SOURCES}")
+class _HasIdAndRecord(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    def to_record(self) -> dict[str, Any]: ...
+
+
+def unique_records(sources: Iterable[_HasIdAndRecord], *, limit: int) -> list[dict[str, Any]]:
+    """The wire records of ``sources``: the first of each id, at most ``limit`` of them."""
     seen: set[str] = set()
     records: list[dict[str, Any]] = []
     for source in sources:
@@ -98,7 +102,19 @@ def build_envelope(
             break
         seen.add(source.id)
         records.append(source.to_record())
-    return {VERSION_KEY: ENVELOPE_VERSION, KNOWLEDGE_SOURCES_KEY: records}
+    return records
+
+
+def build_envelope(
+    sources: Iterable[KnowledgeSource], *, limit: int = MAX_SOURCES
+) -> dict[str, Any]:
+    """The artifact for ``sources``: deduplicated by id (first kept), at most ``limit`` records."""
+    if not 0 <= limit <= MAX_SOURCES:
+        raise ValueError(f"limit must be between 0 and {MAX_SOURCES}")
+    return {
+        VERSION_KEY: ENVELOPE_VERSION,
+        KNOWLEDGE_SOURCES_KEY: unique_records(sources, limit=limit),
+    }
 
 
 def text_parts(content: object) -> list[str]:

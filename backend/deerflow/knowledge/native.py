@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts
+from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
 
 __all__ = [
     "MAX_NATIVE_LOCATOR_CHARS",
@@ -189,15 +189,7 @@ def build_native_snapshot(
     """``{"version": 1, "sources": [...]}``: deduplicated by id (first kept), at most ``limit``."""
     if not 0 <= limit <= MAX_NATIVE_SOURCES:
         raise ValueError(f"limit must be between 0 and {MAX_NATIVE_SOURCES}")
-    seen: set[str] = set()
-    records: list[dict[str, Any]] = []
-    for source in sources:
-        if source.id in seen:
-            continue
-        if len(records) == limit:
-            break
-        seen.add(source.id)
-        records.append(source.to_record())
+    records = unique_records(sources, limit=limit)
     return {"version": NATIVE_VERSION, "sources": records}
 
 
