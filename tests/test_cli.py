@@ -449,3 +449,13 @@ def test_serve_rejects_a_bad_model_spec(monkeypatch: pytest.MonkeyPatch) -> None
     result = runner.invoke(app, ["serve", "--model", "no-colon"])
     assert result.exit_code == 2
     assert "provider:name" in result.stderr
+
+
+def test_serve_names_the_missing_model_integration() -> None:
+    from typer.testing import CliRunner
+
+    from deerflow.knowledge.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--model", "openai:gpt-4o-mini", "--port", "8999"])
+    assert result.exit_code == 2
+    assert "install its integration (langchain-openai)" in result.output

@@ -754,7 +754,10 @@ def serve(
             from langchain.chat_models import init_chat_model
 
             chat_model = init_chat_model(model)
-        except Exception as exc:  # missing integration package, unknown provider, missing key
+        except ImportError:
+            package = "langchain-" + model.split(":", 1)[0].replace("_", "-")
+            _fail(f"cannot build the chat model {model}: install its integration ({package}).", 2)
+        except Exception as exc:  # unknown provider, missing credentials
             _fail(f"cannot build the chat model {model} ({type(exc).__name__}).", 2)
     options: dict[str, Any] = {"model": chat_model, "model_label": model}
     if checkpoint is not None:
