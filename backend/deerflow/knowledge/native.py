@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from deerflow.knowledge.contract import is_valid_page
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
 
 __all__ = [
@@ -71,8 +72,6 @@ MAX_NATIVE_TEXT_CHARS: Final = 200_000
 MAX_NATIVE_PAGES: Final = 100
 #: DeerFlow's cap on the excerpt characters a ``task`` forwards (a writer bound, not a reader one).
 MAX_NATIVE_TOTAL_TEXT_CHARS: Final = 1_000_000
-_MIN_PAGE: Final = 1
-_MAX_PAGE: Final = 1_000_000
 
 NATIVE_ID_PATTERN: Final = re.compile(r"[a-f0-9]{32}-[1-9][0-9]{0,2}")
 NATIVE_RECORD_FIELDS: Final = (
@@ -283,12 +282,8 @@ def _is_string(value: object, *, min_chars: int, max_chars: int) -> bool:
 
 
 def _page(value: object) -> int | None:
-    # JSON cannot tell 2.0 from 2 in JavaScript, so an integral float is the integer.
-    if type(value) is float and value.is_integer():
-        value = int(value)
-    if type(value) is int and _MIN_PAGE <= value <= _MAX_PAGE:
-        return value
-    return None
+    # The shared page rule (an integral float is the integer: JSON cannot tell 2.0 from 2).
+    return int(value) if is_valid_page(value) else None  # type: ignore[call-overload]
 
 
 def _normalized(record: object) -> NativeSource | None:
