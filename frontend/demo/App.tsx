@@ -6,7 +6,7 @@
 
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type ReactElement } from "react";
 
-import { KnowledgeMarkdown, SourcesPanel, readEnvelope, readNative } from "../src/index.js";
+import { KnowledgeMarkdown, SourcesPanel, defaultSourceResolver } from "../src/index.js";
 import {
   createThread,
   getInfo,
@@ -50,18 +50,10 @@ function textOf(content: unknown): string {
     .join("");
 }
 
-/** Keep tool messages' object identity across frames, so the renderer's WeakMap cache holds. */
-function reuseToolMessages(previous: readonly WireMessage[], next: readonly WireMessage[]): WireMessage[] {
-  const byId = new Map<string, WireMessage>();
-  for (const message of previous) if (message.type === "tool" && message.id) byId.set(message.id, message);
-  return next.map((message) => (message.type === "tool" && message.id ? byId.get(message.id) ?? message : message));
-}
-
 function ToolResult({ message }: { message: WireMessage }): ReactElement {
   const content = textOf(message.content);
-  const shared = readEnvelope(message.content, message.artifact).sources.length;
-  const native = readNative(message.content, message.artifact, message.name ?? "").sources.length;
-  const verified = shared + native;
+  // The renderer's resolver: validated once per tool message, even across re-parsed frames.
+  const verified = defaultSourceResolver.evidenceOf(message)?.sources.length ?? 0;
   const failed = content.startsWith("Error:");
   return (
     <details className={`demo-tool${failed ? " demo-tool--error" : ""}`}>
@@ -153,7 +145,7 @@ export function App(): ReactElement {
       setMessages((previous) => [...previous, { type: "human", id: `pending-${Date.now()}`, content: trimmed }]);
       for await (const event of streamRun(id, trimmed)) {
         if (event.event === "values") {
-          setMessages((previous) => reuseToolMessages(previous, event.data.messages));
+          setMessages(event.data.messages);
         } else if (event.event === "messages") {
           const [chunk] = event.data;
           if (chunk.type === "AIMessageChunk" && typeof chunk.content === "string" && chunk.content) {

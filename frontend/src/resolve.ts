@@ -84,6 +84,8 @@ export interface SourceResolverOptions {
   readonly readNative?: (content: unknown, artifact: unknown, toolName: unknown) => NativeReadResult;
   /** How many independent histories (e.g. chat panes) keep a warm index; default 4. */
   readonly maxHistories?: number;
+  /** How many tool-message ids are remembered for re-parsed (`values`) frames; default 10,000. */
+  readonly maxTrackedIds?: number;
 }
 
 export interface SourceResolver {
@@ -237,15 +239,40 @@ export function createSourceResolver(options: SourceResolverOptions = {}): Sourc
   const readShared = options.readShared ?? readEnvelope;
   const readNativeSnapshot = options.readNative ?? readNative;
   const maxHistories = Math.max(1, options.maxHistories ?? 4);
+  const maxTrackedIds = Math.max(1, options.maxTrackedIds ?? DEFAULT_MAX_TRACKED_IDS);
   const evidence = new WeakMap<object, MessageEvidence>();
   const histories = new WeakMap<readonly unknown[], HistoryIndex>();
   let stores: SourceStore[] = [];
   const stats = { validations: 0, indexBuilds: 0, historyScans: 0 };
 
+  // Tool messages by id: LangGraph `values` frames re-parse every message into a new object, so
+  // an earlier object with the same id and deep-equal content, artifact and name stands in for it
+  // (the verdict is a pure function of those). A changed message under the same id is validated
+  // afresh, so a rewritten message can never inherit its predecessor's evidence.
+  const byId = new Map<string, Record<string, unknown>>();
+
+  function canonical(message: Record<string, unknown>): Record<string, unknown> {
+    const id = field(message, "id");
+    if (typeof id !== "string") return message;
+    const known = byId.get(id);
+    if (known === message) return message;
+    if (known !== undefined && sameToolMessage(known, message)) return known;
+    byId.delete(id);
+    byId.set(id, message);
+    if (byId.size > maxTrackedIds) byId.delete(byId.keys().next().value as string);
+    return message;
+  }
+
   function evidenceOf(message: unknown): MessageEvidence | null {
     if (!isToolMessage(message)) return null;
     const cached = evidence.get(message);
     if (cached !== undefined) return cached;
+    const stand = canonical(message);
+    if (stand !== message) {
+      const result = evidenceOf(stand) as MessageEvidence;
+      evidence.set(message, result);
+      return result;
+    }
     stats.validations += 1;
     const content = hasOwn(message, "content") ? field(message, "content") : undefined;
     const artifact = hasOwn(message, "artifact") ? field(message, "artifact") : undefined;
@@ -292,7 +319,7 @@ export function createSourceResolver(options: SourceResolverOptions = {}): Sourc
       const message = messages[i];
       if (isToolMessage(message)) {
         positions.push(i);
-        tools.push(message);
+        tools.push(canonical(message));
       }
     }
     const index: HistoryIndex = { length, positions, store: storeFor(tools) };
@@ -314,6 +341,48 @@ export function createSourceResolver(options: SourceResolverOptions = {}): Sourc
       return { ...stats };
     },
   };
+}
+
+const DEFAULT_MAX_TRACKED_IDS = 10_000;
+/** How deep two JSON-like values are compared before they count as different. */
+const MAX_COMPARE_DEPTH = 64;
+
+function sameToolMessage(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  return (
+    field(a, "type") === field(b, "type") &&
+    field(a, "role") === field(b, "role") &&
+    field(a, "name") === field(b, "name") &&
+    deepEqual(field(a, "content"), field(b, "content"), 0) &&
+    deepEqual(field(a, "artifact"), field(b, "artifact"), 0)
+  );
+}
+
+/** Structural equality of JSON-like values (own enumerable keys; anything exotic is unequal). */
+function deepEqual(a: unknown, b: unknown, depth: number): boolean {
+  if (Object.is(a, b)) return true;
+  if (depth > MAX_COMPARE_DEPTH || typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
+    return false;
+  }
+  try {
+    if (Array.isArray(a)) {
+      if (!Array.isArray(b) || a.length !== b.length) return false;
+      for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i], depth + 1)) return false;
+      return true;
+    }
+    if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+    const keysA = Object.keys(a);
+    const keysB = Object.keys(b);
+    if (keysA.length !== keysB.length) return false;
+    for (const key of keysA) {
+      if (!Object.prototype.hasOwnProperty.call(b, key)) return false;
+      if (!deepEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], depth + 1)) {
+        return false;
+      }
+    }
+    return true;
+  } catch {
+    return false; // a throwing getter: never treat as equal
+  }
 }
 
 const SHARED_FAILED: ReadResult = Object.freeze({

@@ -167,6 +167,38 @@ describe("caching", () => {
     expect(resolver.stats).toEqual({ validations: tools, indexBuilds: 1, historyScans: 200 });
   });
 
+  it("validates each tool message once when every frame re-parses the history (LangGraph values)", () => {
+    let validations = 0;
+    const resolver = createSourceResolver({
+      readShared: (content, artifact) => {
+        validations += 1;
+        return readEnvelope(content, artifact);
+      },
+    });
+    const { messages: base, tools } = history(300, 3);
+    let text = "Streaming";
+    for (let update = 0; update < 100; update++) {
+      text += ` token${update}`;
+      // Every frame is fresh JSON: new objects for every message, as a values event delivers.
+      const messages = JSON.parse(JSON.stringify([...base, ai(text, { id: "streaming" })])) as unknown[];
+      resolver.collectSources(messages, messages.length - 1);
+    }
+    expect(validations).toBe(tools);
+    expect(resolver.stats.indexBuilds).toBe(1);
+  });
+
+  it("never lets a rewritten message under the same id inherit its predecessor's evidence", () => {
+    const resolver = createSourceResolver();
+    const original = { ...toolMessage([a]), id: "tool-1" };
+    expect(resolver.collectSources([original], 1).get(a.id)).toBeDefined();
+    const rewritten = { ...original, artifact: { kept: true } }; // e.g. a state write stripped it
+    expect(resolver.collectSources([rewritten], 1).get(a.id)).toBeUndefined();
+    const forged = { ...original, content: "no handle here" };
+    expect(resolver.collectSources([forged], 1).get(a.id)).toBeUndefined();
+    // And the original still resolves on its own.
+    expect(resolver.collectSources([JSON.parse(JSON.stringify(original))], 1).get(a.id)).toBeDefined();
+  });
+
   it("extends the index when tool messages arrive, and rebuilds without revalidating on a branch switch", () => {
     const resolver = createSourceResolver();
     const t1 = toolMessage([a]);
