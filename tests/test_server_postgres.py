@@ -6,6 +6,7 @@ by its PID; each gateway is a real ``deerflow-knowledge serve`` process.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +52,11 @@ def test_two_gateways_share_threads(postgres_url: str, tmp_path: Path) -> None:
         state = call(second, f"api/threads/{thread_id}/state")
         assert state == call(first, f"api/threads/{thread_id}/state")
         tool = next(m for m in state["values"]["messages"] if m["type"] == "tool")
+        streamed = [data for kind, data in events if kind == "values"][-1]["messages"]
+        streamed_tool = next(m for m in streamed if m["type"] == "tool")
+        assert json.dumps(streamed_tool["artifact"], sort_keys=True) == json.dumps(
+            tool["artifact"], sort_keys=True
+        )
         sources = {s.id for s in read_envelope(tool["content"], tool["artifact"]).sources}
         answer = state["values"]["messages"][-1]["content"]
         assert sources and {c.source_id for c in find_citations(answer)} <= sources
