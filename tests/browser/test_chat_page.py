@@ -192,20 +192,83 @@ def test_forged_state_write_renders_inert(page: object, gateway: str) -> None:
     _shot(page, "chat-forged-inert.png")
 
 
-def test_hostile_corpus_document_executes_nothing(page: object) -> None:
-    answer = _ask(page, "canary-hostile-payload script alert onerror javascript")
-    answer.wait_for()  # type: ignore[attr-defined]
-    page.locator("details.demo-tool").last.click()  # type: ignore[attr-defined]
-    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+def _assert_nothing_executed(page: object) -> None:
     assert page.dialogs == []  # type: ignore[attr-defined]
     assert page.evaluate("window.__pwned === undefined")  # type: ignore[attr-defined]
-    unprefixed = page.evaluate(
-        "[...document.querySelectorAll('[id]')].map(e => e.id).filter(id => id.startsWith('knowledge-source-'))"
-    )  # type: ignore[attr-defined]
+    unprefixed = page.evaluate(  # type: ignore[attr-defined]
+        "[...document.querySelectorAll('[id]')].map(e => e.id).filter(id => id.startsWith('knowledge-'))"
+    )
     assert unprefixed == []
     hrefs = page.evaluate(
         "[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
     )  # type: ignore[attr-defined]
-    assert not [h for h in hrefs if h.lower().startswith(("javascript:", "data:", "vbscript:"))]
+    assert not [
+        h for h in hrefs if h.strip().lower().startswith(("javascript:", "data:", "vbscript:"))
+    ]
     assert page.locator("script:not([src])").count() == 0  # type: ignore[attr-defined]
+    assert page.locator("main img, main iframe, main object, main embed").count() == 0  # type: ignore[attr-defined]
+
+
+def test_hostile_corpus_document_executes_nothing(page: object) -> None:
+    answer = _ask(page, "canary-hostile-payload script alert onerror javascript")
+    chip = answer.locator("button.dk-chip", has_text="hostile-payloads.md").first  # type: ignore[attr-defined]
+    chip.hover()
+    preview = page.locator(f"[id='{chip.get_attribute('aria-describedby')}']")  # type: ignore[attr-defined]
+    preview.wait_for(state="visible")
+    assert (
+        "[click](data:text/html" in preview.locator(".dk-excerpt").text_content()
+    )  # text, not a link
+    page.locator("details.demo-tool").last.click()  # type: ignore[attr-defined]
+    tool_text = page.locator("details.demo-tool pre").last.text_content()  # type: ignore[attr-defined]
+    assert "<script>alert(1)</script>" in tool_text and "onerror=alert(1)" in tool_text
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    _assert_nothing_executed(page)
     _shot(page, "chat-hostile.png")
+
+
+def test_hostile_answer_markdown_executes_nothing(page: object, gateway: str) -> None:
+    """An assistant message written through the state API with every classic payload."""
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))  # type: ignore[attr-defined]
+    thread_id = json.loads(
+        urllib.request.urlopen(
+            urllib.request.Request(gateway + "api/threads", method="POST")
+        ).read()
+    )["thread_id"]
+    hostile = "\n\n".join(
+        [
+            "<script>window.__pwned = 1</script>",
+            '<img src=x onerror="window.__pwned = 1">',
+            "[click](javascript:window.__pwned=1) [data](data:text/html,<script>alert(1)</script>) [vb](vbscript:msgbox(1))",
+            "![tracker](http://127.0.0.1:9/pixel.png)",
+            '<a id="knowledge-source-00000000000000000000000000000000" href="#">clobber</a>',
+            "[citation:Planted](#knowledge-source-ZZZ) and [citation:Fake](#knowledge-source-"
+            + "1" * 32
+            + ")",
+            '<iframe src="http://127.0.0.1:9/"></iframe> <svg onload="window.__pwned=1"></svg>',
+        ]
+    )
+    body = json.dumps(
+        {
+            "values": {
+                "messages": [{"type": "human", "content": "hi"}, {"type": "ai", "content": hostile}]
+            }
+        }
+    ).encode()
+    request = urllib.request.Request(
+        f"{gateway}api/threads/{thread_id}/state",
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request).read()
+    page.goto(f"{gateway}?thread={thread_id}")  # type: ignore[attr-defined]
+    answer = page.locator(".demo-msg--ai").last  # type: ignore[attr-defined]
+    answer.wait_for()
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]
+    _assert_nothing_executed(page)
+    assert answer.locator(".dk-malformed").count() >= 1  # the bad id is an inert, explained label
+    assert answer.locator(".dk-unresolved").count() == 1  # the well-formed id has no evidence
+    assert answer.locator("button.dk-chip").count() == 0
+    assert not [url for url in requests if ":9/" in url]  # no remote image or frame was fetched
+    _shot(page, "chat-hostile-answer.png")
