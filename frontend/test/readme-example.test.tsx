@@ -4,6 +4,10 @@
  * difference: the README imports from "@deerflow/knowledge-citations", which resolves to the built
  * dist/; this test imports the same names from the source so it runs without a build.
  */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
 import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, expect, it } from "vitest";
 
@@ -45,6 +49,16 @@ export function Answer({ index, streaming = false }: { index: number; streaming?
 // --- README example: end ---
 
 afterEach(cleanup);
+
+it("is the example the README shows, verbatim", () => {
+  const source = readFileSync(fileURLToPath(import.meta.url), "utf8");
+  const begin = "// --- README example: begin ---\n";
+  const example = source
+    .slice(source.indexOf(begin) + begin.length, source.indexOf("// --- README example: end ---"))
+    .replace('from "../src/index.js"; // "@deerflow/knowledge-citations"', 'from "@deerflow/knowledge-citations";');
+  const readme = readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8");
+  expect(readme).toContain("```tsx\n" + example + "```");
+});
 
 it("renders the README example", () => {
   render(<Answer index={2} />);
