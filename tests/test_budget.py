@@ -306,3 +306,17 @@ def test_truncate_keeps_head_and_tail_around_a_marker() -> None:
         truncate_text(text, max_chars=-1)
     with pytest.raises(ValueError):
         truncate_text(text, max_chars=10, head_share=1.5)
+
+
+def test_relabeling_that_forms_a_new_link_to_a_pruned_record_is_relabeled_too() -> None:
+    # Found in review: a relabeled label `[see]` meeting `(#…)`, or an outer link freed of its
+    # inner one, used to form a complete link to a record pruned in an earlier pass.
+    d = KnowledgeSource.create(provider="x", title="D", excerpt="excerpt of D (cut away)")
+    k = KnowledgeSource.create(provider="x", title="K", excerpt="excerpt of K (cut away)")
+    artifact = build_envelope([d, k])
+    hd, hk = f"#knowledge-source-{d.id}", f"#knowledge-source-{k.id}"
+    for content in (f"[citation:[see]]({hd})({hk})", f"[citation:A [citation:B]({hk})]({hd})"):
+        pruned_content, pruned_artifact = prune_evidence(content, artifact)
+        assert pruned_artifact is None
+        assert [c for c in find_citations(pruned_content) if c.kind == "shared"] == []
+        assert prune_evidence(pruned_content, pruned_artifact) == (pruned_content, pruned_artifact)

@@ -394,3 +394,15 @@ async def test_a_failing_child_is_an_error_without_artifact() -> None:
     silent = create_agent(GenericFakeChatModel(messages=iter([])), tools=[])
     content, artifact = await make_task_tool(silent).coroutine(prompt="go")  # type: ignore[misc]
     assert content.startswith("Error:") and artifact is None
+
+
+def test_forwarding_never_leaves_a_link_formed_by_relabeling() -> None:
+    from deerflow.knowledge import KnowledgeSource, find_citations, forward_cited_sources
+
+    kept = KnowledgeSource.create(provider="x", title="A", excerpt="Kept excerpt.")
+    missing = [
+        KnowledgeSource.create(provider="x", title=t, excerpt=f"{t} text.") for t in ("K", "D")
+    ]
+    hk, hd = (f"#knowledge-source-{s.id}" for s in missing)
+    content, _ = forward_cited_sources([kept], f"Claim [citation:[y]]({hk})({hd})")
+    assert {c.source_id for c in find_citations(content) if c.kind == "shared"} <= {kept.id}

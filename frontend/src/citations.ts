@@ -84,10 +84,20 @@ export function findCitations(markdown: string, options: FindCitationsOptions = 
 
 /**
  * `markdown` with every `shared` citation whose id is not in `keepIds` replaced by its written
- * label without the leading `citation:`; everything else is left byte-identical.
+ * label without the leading `citation:`; everything else is left byte-identical. Relabeling can
+ * form a new link, so it repeats until no orphan is left (each pass removes a destination).
  */
 export function relabelOrphans(markdown: string, keepIds: Iterable<string>): string {
   const keep = new Set(keepIds);
+  let text = markdown;
+  for (;;) {
+    const relabeled = relabelOnce(text, keep);
+    if (relabeled === text) return text;
+    text = relabeled;
+  }
+}
+
+function relabelOnce(markdown: string, keep: ReadonlySet<string>): string {
   const pieces: string[] = [];
   let cursor = 0;
   for (const citation of scan(markdown, {})) {

@@ -86,8 +86,9 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
         return content, artifact
 
     changed = False
+    # Every id dropped in any pass: relabeling in a later pass can form a new link to one of them.
+    dropped: set[str] = set()
     while True:
-        dropped: set[str] = set()
         kept_ids: set[str] = set()
         if shared:
             result = read_envelope(content, _with_shared(artifact, shared))
@@ -111,9 +112,9 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
                 native = pruned
                 changed = True
             kept_ids.update(_record_id(r) for r in _native_records(native))
-        dropped -= kept_ids
         dropped.discard("")
-        relabeled = _relabel_content(content, dropped) if dropped else content
+        orphaned = dropped - kept_ids
+        relabeled = _relabel_content(content, orphaned) if orphaned else content
         if relabeled is content:
             break
         content = relabeled

@@ -94,7 +94,22 @@ def relabel_citations(
 ) -> str:
     """``markdown`` with each citation of ``kinds`` whose source id satisfies ``should_relabel``
     replaced by its label as written (without ``citation:``); everything else byte-identical.
-    The same string object comes back when nothing matched."""
+
+    Relabeling can form a new link (a label ``[x]`` meeting a following ``(#…)``, or an outer link
+    whose label no longer holds one), so it repeats until no matching citation is left; each pass
+    removes a destination, so this ends. The same string object comes back when nothing matched.
+    """
+    text = markdown
+    while True:
+        relabeled = _relabel_once(text, should_relabel, kinds)
+        if relabeled is text:
+            return text
+        text = relabeled
+
+
+def _relabel_once(
+    markdown: str, should_relabel: Callable[[str], bool], kinds: Collection[CitationKind]
+) -> str:
     pieces: list[str] = []
     cursor = 0
     for citation in find_citations(markdown):
