@@ -59,7 +59,13 @@ from deerflow.knowledge.native import (
     read_native,
 )
 from deerflow.knowledge.tools import make_knowledge_tool, search_text
-from deerflow.knowledge.trust import StripDepthError, Stripped, strip_reserved_keys
+from deerflow.knowledge.trust import (
+    StripDepthError,
+    Stripped,
+    StripRefusedError,
+    StripTypeError,
+    strip_reserved_keys,
+)
 
 __all__ = [
     "CITATION_LABEL_PREFIX",
@@ -93,6 +99,8 @@ __all__ = [
     "RetrievalResult",
     "SourceAccumulator",
     "StripDepthError",
+    "StripRefusedError",
+    "StripTypeError",
     "Stripped",
     "ToolOutputBudgetMiddleware",
     "build_envelope",

@@ -15,18 +15,25 @@ reserved key from something that was not really a message costs nothing a caller
 
 The input is never mutated. Containers and messages are copied the way ``copy.deepcopy`` does it
 (a memo keyed by identity), so shared references stay shared and cycles are rebuilt in the copy
-instead of looping. Leaves (strings, numbers, unknown objects) are shared with the input.
+instead of looping. Leaves (strings, numbers, unknown objects) are shared with the input. A value
+met in an artifact position is stripped even if the same object was already copied elsewhere.
+
+It fails closed: containers it cannot copy faithfully (sets, deques, generators, dict views, …)
+and nesting past ``max_depth`` raise :class:`StripRefusedError` instead of passing through
+unvisited. An artifact that is not a mapping (a pydantic model, a dataclass) is stripped in its
+JSON wire form, since that is what a reader on the far side of a serializer sees.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, Generic, NamedTuple, TypeVar
 
 from langgraph.types import Send
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from deerflow.knowledge.envelope import RESERVED_KEYS
 
@@ -34,6 +41,8 @@ __all__ = [
     "ARTIFACT_KEY",
     "MAX_STRIP_DEPTH",
     "StripDepthError",
+    "StripRefusedError",
+    "StripTypeError",
     "Stripped",
     "strip_reserved_keys",
 ]
@@ -46,9 +55,18 @@ ARTIFACT_KEY: Final = "artifact"
 T = TypeVar("T")
 
 
-class StripDepthError(ValueError):
+class StripRefusedError(ValueError):
+    """The value cannot be stripped safely; reject it (the caller's fault: fail closed)."""
+
+
+class StripDepthError(StripRefusedError):
     """The value nests deeper than :data:`MAX_STRIP_DEPTH`, or loops through an immutable
     container (a tuple or a ``Send``) that cannot be rebuilt around itself; reject it."""
+
+
+class StripTypeError(StripRefusedError):
+    """The value holds a container the walk cannot copy faithfully (a set, a deque, a generator,
+    a dict view, …): readers downstream could still iterate it, so it is refused, not skipped."""
 
 
 class Stripped(NamedTuple, Generic[T]):
@@ -64,9 +82,10 @@ class Stripped(NamedTuple, Generic[T]):
 def strip_reserved_keys(value: T, *, max_depth: int = MAX_STRIP_DEPTH) -> Stripped[T]:
     """A copy of ``value`` without any reserved key in any message artifact.
 
-    Raises :class:`StripDepthError` (a ``ValueError``: the caller's fault) for input nested deeper
-    than ``max_depth`` or cycling through a tuple or a ``Send`` — the only shapes the walk cannot
-    copy safely. A gateway answers it with a client error: failing closed never stores a forgery.
+    Raises :class:`StripRefusedError` (a ``ValueError``: the caller's fault) — :class:`StripDepthError`
+    for input nested deeper than ``max_depth`` or cycling through a tuple or a ``Send``,
+    :class:`StripTypeError` for a container it cannot copy. A gateway answers it with a client
+    error: failing closed never stores a forgery.
     """
     walker = _Walker(max_depth)
     try:
@@ -76,19 +95,32 @@ def strip_reserved_keys(value: T, *, max_depth: int = MAX_STRIP_DEPTH) -> Stripp
     return Stripped(stripped, walker.removed)
 
 
+_SCALARS: Final = (str, bytes, bytearray, memoryview, int, float, complex)
+
+
+def _is_reserved(name: object) -> bool:
+    # A serializer turns bytes keys into strings, so b"knowledge_sources" is reserved too.
+    if isinstance(name, bytes | bytearray):
+        name = bytes(name).decode("utf-8", "replace")
+    return isinstance(name, str) and name in RESERVED_KEYS
+
+
 class _Walker:
-    __slots__ = ("in_progress", "max_depth", "memo", "removed")
+    __slots__ = ("artifact_memo", "in_progress", "max_depth", "memo", "removed")
 
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
         self.removed = 0
         # id(original) -> copy; the originals are kept alive by the input itself during the walk.
         self.memo: dict[int, Any] = {}
+        # Copies made in an artifact position, kept apart: an object first copied as an ordinary
+        # value (reserved keys intact) must still be stripped where it is an artifact.
+        self.artifact_memo: dict[int, Any] = {}
         # Tuples are built after their items, so a cycle through one cannot use the memo.
         self.in_progress: set[int] = set()
 
     def walk(self, value: Any, depth: int) -> Any:
-        if value is None or isinstance(value, str | bytes | int | float):
+        if value is None or isinstance(value, _SCALARS):
             return value
         key = id(value)
         if key in self.memo:
@@ -109,21 +141,35 @@ class _Walker:
             return self._dataclass(value, depth)
         if isinstance(value, Send):
             return self._send(value, depth)
+        if isinstance(value, Iterable):
+            raise StripTypeError(
+                f"cannot strip a {type(value).__name__}: send lists and objects (JSON) instead"
+            )
         return value  # an opaque object: nothing a reader would look into
 
     def _strip_artifact(self, artifact: Any, depth: int) -> Any:
         """An artifact without reserved keys; its other values are walked like anything else."""
+        if isinstance(artifact, BaseModel) or (
+            dataclasses.is_dataclass(artifact) and not isinstance(artifact, type)
+        ):
+            # Readers past a serializer see the JSON form (``model_dump(mode="json")``).
+            try:
+                artifact = to_jsonable_python(artifact)
+            except Exception:
+                raise StripTypeError(
+                    f"cannot strip a {type(artifact).__name__} artifact: it has no JSON form"
+                ) from None
         if not isinstance(artifact, Mapping):
             return self.walk(artifact, depth)
         key = id(artifact)
-        if key in self.memo:
-            return self.memo[key]
+        if key in self.artifact_memo:
+            return self.artifact_memo[key]
         if depth > self.max_depth:
             raise StripDepthError(f"the value nests deeper than {self.max_depth} levels")
         clean: dict[Any, Any] = {}
-        self.memo[key] = clean
+        self.artifact_memo[key] = clean
         for name, item in artifact.items():
-            if name in RESERVED_KEYS:
+            if _is_reserved(name):
                 self.removed += 1
             else:
                 clean[name] = self.walk(item, depth + 1)
@@ -135,7 +181,7 @@ class _Walker:
         clean: dict[Any, Any] = {}
         self.memo[id(value)] = clean
         for name, item in value.items():
-            if name == ARTIFACT_KEY and isinstance(item, Mapping):
+            if name == ARTIFACT_KEY:
                 clean[name] = self._strip_artifact(item, depth + 1)
             else:
                 clean[name] = self.walk(item, depth + 1)

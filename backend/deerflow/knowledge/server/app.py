@@ -36,7 +36,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deerflow.knowledge.trust import StripDepthError, Stripped, strip_reserved_keys
+from deerflow.knowledge.trust import Stripped, StripRefusedError, strip_reserved_keys
 
 __all__ = [
     "MAX_INPUT_MESSAGES",
@@ -108,7 +108,7 @@ def _parse_messages(raw: Any) -> list[BaseMessage]:
 def _strip(value: Any) -> Stripped[Any]:
     try:
         return strip_reserved_keys(value)
-    except StripDepthError:
+    except StripRefusedError:
         raise HTTPException(422, "the request nests too deeply") from None
 
 
