@@ -1181,16 +1181,47 @@ def citation_cases() -> list[dict[str, Any]]:
         ],
     )
     ladder = f"[citation:[see]](#knowledge-source-{h1})(#knowledge-source-{h2})"
-    add("relabel-forms-new-link", "relabeling can form a new link; it repeats until none is left", ladder,
-        [c("shared", f"[citation:[see]](#knowledge-source-{h1})", "[see]", f"#knowledge-source-{h1}", h1)],
-        keep_ids=[], relabeled="see")
-    add("relabel-forms-kept-link", "a link formed by relabeling to a kept id stays", ladder,
-        [c("shared", f"[citation:[see]](#knowledge-source-{h1})", "[see]", f"#knowledge-source-{h1}", h1)],
-        keep_ids=[h2], relabeled=f"[see](#knowledge-source-{h2})")
+    add(
+        "relabel-forms-new-link",
+        "relabeling can form a new link; it repeats until none is left",
+        ladder,
+        [
+            c(
+                "shared",
+                f"[citation:[see]](#knowledge-source-{h1})",
+                "[see]",
+                f"#knowledge-source-{h1}",
+                h1,
+            )
+        ],
+        keep_ids=[],
+        relabeled="see",
+    )
+    add(
+        "relabel-forms-kept-link",
+        "a link formed by relabeling to a kept id stays",
+        ladder,
+        [
+            c(
+                "shared",
+                f"[citation:[see]](#knowledge-source-{h1})",
+                "[see]",
+                f"#knowledge-source-{h1}",
+                h1,
+            )
+        ],
+        keep_ids=[h2],
+        relabeled=f"[see](#knowledge-source-{h2})",
+    )
     outer2 = f"[citation:A [citation:B](#knowledge-source-{h2})](#knowledge-source-{h1})"
-    add("relabel-unnests", "relabeling an inner link lets the outer one parse; it is relabeled too", outer2,
+    add(
+        "relabel-unnests",
+        "relabeling an inner link lets the outer one parse; it is relabeled too",
+        outer2,
         [c("shared", f"[citation:B](#knowledge-source-{h2})", "B", f"#knowledge-source-{h2}", h2)],
-        keep_ids=[], relabeled="A B")
+        keep_ids=[],
+        relabeled="A B",
+    )
     return cases
 
 
