@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.live.lightrag_server import free_port
+
 __all__ = ["PostgresServer", "PostgresUnavailable", "find_bin", "start"]
 
 START_TIMEOUT_SECONDS = 60.0
@@ -34,12 +36,6 @@ def find_bin(name: str) -> str:
     if not found:
         raise PostgresUnavailable(f"{name} not found: apt-get install postgresql")
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _as_postgres(cmd: list[str]) -> list[str]:
@@ -107,7 +103,7 @@ def start() -> PostgresServer:
         stderr=subprocess.PIPE,
         timeout=START_TIMEOUT_SECONDS,
     )
-    port = _free_port()
+    port = free_port()
     log = open(root / "server.log", "wb")  # noqa: SIM115 - the server writes it until stop()
     if os.geteuid() == 0:
         shutil.chown(root / "server.log", "postgres", "postgres")
