@@ -34,10 +34,11 @@ from langchain_core.tools import BaseTool
 from deerflow.knowledge.envelope import read_envelope
 from deerflow.knowledge.formatting import citation_link
 
-__all__ = ["MAX_QUOTED_SENTENCES", "RESPONDER_LABEL", "ExtractiveResponder"]
+__all__ = ["MAX_QUOTED_SENTENCES", "NO_ANSWER", "RESPONDER_LABEL", "ExtractiveResponder"]
 
 RESPONDER_LABEL: Final = "offline extractive responder (no language model)"
 MAX_QUOTED_SENTENCES: Final = 4
+NO_ANSWER: Final = "I found nothing in the knowledge base that answers this."
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 _BLOCK_SPLIT_RE = re.compile(r"\n\s*\n")
 _WORD_RE = re.compile(r"\w+")
@@ -122,7 +123,7 @@ class ExtractiveResponder(BaseChatModel):
             return f"I could not search the knowledge base. {content}"
         sources = read_envelope(content, tool_message.artifact).sources
         if not sources:
-            return "I found nothing in the knowledge base that answers this."
+            return NO_ANSWER
         wanted = _words(question)
         scored: list[tuple[int, int, str, str]] = []
         for rank, source in enumerate(sources):
