@@ -75,5 +75,7 @@ def test_stream_concatenates_to_the_answer() -> None:
 
 
 def test_sentences_join_wrapped_lines() -> None:
-    assert _sentences("One line\nwrapped here is fine.") == ["One line wrapped here is fine."]
+    assert [s.text for s in _sentences("One line\nwrapped here is fine.")] == [
+        "One line wrapped here is fine."
+    ]
     assert build_envelope([GOOD])["knowledge_sources"][0]["id"] == GOOD.id
