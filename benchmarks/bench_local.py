@@ -61,6 +61,10 @@ def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1e3
 
 
+def _p90_ms(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=10)[-1] * 1e3
+
+
 def run(size: int) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as temp:
         work = Path(temp)
@@ -111,6 +115,7 @@ def run(size: int) -> tuple[float, float]:
         provider.close()
 
     base, mine, bare = (_median_ms(timings[name]) for name in ("bm25s", "ours", "raw"))
+    tails = {name: _p90_ms(samples) for name, samples in timings.items()}
     throughput = report.chunks / index_seconds
     floor_throughput = floor_chunks / floor_seconds
     print(f"--- {report.documents:,} files, {report.chunks:,} chunks, {len(queries)} queries")
@@ -120,9 +125,10 @@ def run(size: int) -> tuple[float, float]:
         f"bm25s index build {build_seconds:.2f} s)"
     )
     print(f"index/floor throughput ratio at {size:,}: {throughput / floor_throughput:.3f}")
-    print(f"bm25s search, median:                   {base:.2f} ms")
-    print(f"bare FTS5 MATCH ORDER BY rank, median:  {bare:.2f} ms")
-    print(f"LocalProvider.search, median:           {mine:.2f} ms")
+    print(f"bm25s search, median:                   {base:.2f} ms (p90 {tails['bm25s']:.2f} ms)")
+    print(f"bare FTS5 MATCH ORDER BY rank, median:  {bare:.2f} ms (p90 {tails['raw']:.2f} ms)")
+    print(f"LocalProvider.search, median:           {mine:.2f} ms (p90 {tails['ours']:.2f} ms)")
+    print(f"local/bm25s p90 search latency ratio at {size:,}: {tails['ours'] / tails['bm25s']:.3f}")
     print(f"local/bm25s search latency ratio at {size:,}: {mine / base:.3f}")
     return throughput / floor_throughput, mine / base
 

@@ -240,8 +240,9 @@ class ExtractiveResponder(BaseChatModel):
         candidates = [
             (rank, position, sentence, source)
             for rank, source in enumerate(sources)
+            for normal in (" ".join(source.excerpt.split()),)
             for position, sentence in enumerate(_sentences(source.excerpt))
-            if sentence.text in " ".join(source.excerpt.split())
+            if sentence.text in normal
         ]
         if not question_terms:
             return NO_ANSWER
