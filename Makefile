@@ -76,6 +76,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_envelope
 	$(UV) run python -m benchmarks.bench_accumulator
 	$(UV) run python -m benchmarks.bench_local
+	$(UV) run python -m benchmarks.bench_quality
 	$(UV) run python -m benchmarks.bench_lightrag
 	npm run bench
 

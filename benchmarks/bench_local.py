@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import bm25s
-
 from benchmarks.synthetic_corpus import make_corpus, make_queries
+
 from deerflow.knowledge.providers.local import (
     DEFAULT_LIMIT,
     LocalProvider,

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.eval import load_questions, quality
+
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 
 TARGETS = {"recall@1": None, "recall@3": 0.9, "first-quote hit": 0.7, "false answers": 0.1}

@@ -63,7 +63,9 @@ class _Writer:
         self._rng = rng
         self._words = _vocabulary(rng)
         self._cum = list(
-            itertools.accumulate(1 / (rank**ZIPF_EXPONENT) for rank in range(1, len(self._words) + 1))
+            itertools.accumulate(
+                1 / (rank**ZIPF_EXPONENT) for rank in range(1, len(self._words) + 1)
+            )
         )
 
     def words(self, count: int) -> list[str]:
@@ -108,7 +110,7 @@ def make_corpus(root: Path, target_chunks: int, *, seed: int = SEED) -> Path:
 
 
 def make_queries(root: Path, count: int, *, seed: int = SEED) -> list[str]:
-    """``count`` phrases of 2–6 consecutive words lifted from random synthetic documents, then
+    """``count`` phrases of 2 to 6 consecutive words lifted from random synthetic documents, then
     the project's questions (which the sample documents answer)."""
     rng = random.Random(seed + 1)
     files = sorted(root.glob("topic*/doc*.md"))

@@ -17,7 +17,15 @@ from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.server.responder import NO_ANSWER, ExtractiveResponder
 from deerflow.knowledge.tools import run_knowledge_search
 
-__all__ = ["Question", "Questions", "Quality", "load_questions", "quality", "quoted_sentences"]
+__all__ = [
+    "Quality",
+    "Question",
+    "Questions",
+    "load_questions",
+    "quality",
+    "quoted_sentences",
+    "reply",
+]
 
 QUESTIONS_PATH = Path(__file__).resolve().parent / "questions.json"
 
@@ -72,9 +80,12 @@ class Quality:
         }
 
 
-async def _reply(provider: RetrievalProvider, question: str) -> str:
+async def reply(provider: RetrievalProvider, question: str) -> str:
+    """The responder's answer to ``question`` after one real ``knowledge_search`` call."""
     content, artifact = await run_knowledge_search(provider, question)
-    tool = ToolMessage(content=content, artifact=artifact, tool_call_id="q", name="knowledge_search")
+    tool = ToolMessage(
+        content=content, artifact=artifact, tool_call_id="q", name="knowledge_search"
+    )
     return str(ExtractiveResponder().invoke([HumanMessage(question), tool]).content)
 
 
@@ -91,15 +102,15 @@ async def quality(provider: Any, questions: Questions) -> Quality:
         rank = ranks[0] if ranks else None
         report.top1 += rank == 1
         report.top3 += rank is not None and rank <= 3
-        quotes = quoted_sentences(await _reply(provider, item.question))
+        quotes = quoted_sentences(await reply(provider, item.question))
         hit = bool(quotes) and _normal(item.answer) in _normal(quotes[0])
         report.first_quote += hit
         if rank != 1 or not hit:
             first = quotes[0][:90] if quotes else "(no quote)"
             report.misses.append(f"{item.question!r}: rank {rank}, first quote {first!r}")
     for question in questions.unanswerable:
-        reply = await _reply(provider, question)
-        if reply != NO_ANSWER:
+        answer = await reply(provider, question)
+        if answer != NO_ANSWER:
             report.false_answers += 1
-            report.misses.append(f"{question!r} (unanswerable) got: {reply[:100]!r}")
+            report.misses.append(f"{question!r} (unanswerable) got: {answer[:100]!r}")
     return report

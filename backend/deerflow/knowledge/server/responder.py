@@ -10,6 +10,7 @@ compared.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -82,9 +83,7 @@ def _stem(word: str) -> str:
 
 def _terms(text: str) -> list[str]:
     """Stemmed content words in order (stop words and one-letter words dropped)."""
-    return [
-        _stem(w) for w in _WORD_RE.findall(text.lower()) if w not in _STOP_WORDS and len(w) > 1
-    ]
+    return [_stem(w) for w in _WORD_RE.findall(text.lower()) if w not in _STOP_WORDS and len(w) > 1]
 
 
 def _is_complete(sentence: str) -> bool:
@@ -152,9 +151,7 @@ def _weights(question: Sequence[str], sentences: Sequence[_Sentence]) -> dict[st
     total = len(sentences)
     weights = {t: math.log(1 + (total + 1) / (n + 0.5)) for t, n in counts.items() if n}
     typical = statistics.fmean(weights.values()) if weights else 1.0
-    return {
-        t: weights.get(t, typical) * (_IDENTIFIER_WEIGHT if "_" in t else 1.0) for t in counts
-    }
+    return {t: weights.get(t, typical) * (_IDENTIFIER_WEIGHT if "_" in t else 1.0) for t in counts}
 
 
 def _score(
@@ -174,9 +171,9 @@ def _score(
     covered = score + HEADING_WEIGHT * sum(weights[t] for t in weights if t in around - present)
     score += HEADING_WEIGHT * sum(weights[t] for t in weights if t in around)
     coverage = covered / sum(weights.values())
-    pairs = set(zip(words, words[1:], strict=False))
-    context_pairs = set(zip(context, context[1:], strict=False))
-    for first, second in zip(question, question[1:], strict=False):
+    pairs = set(itertools.pairwise(words))
+    context_pairs = set(itertools.pairwise(context))
+    for first, second in itertools.pairwise(question):
         pair = PAIR_WEIGHT * (weights[first] + weights[second]) / 2
         score += pair * ((first, second) in pairs)
         score += HEADING_WEIGHT * pair * ((first, second) in context_pairs)
