@@ -125,6 +125,18 @@ def test_no_answer_below_the_coverage_floor_instead_of_unrelated_quotes() -> Non
     assert _answer("Which record label released the album?", CONTRACT) == NO_ANSWER
 
 
+def test_words_outside_sentences_count_towards_the_excerpt_covering_the_question() -> None:
+    fixture = KnowledgeSource.create(
+        provider="local",
+        title="payloads.md",
+        excerpt="Script tag: <script>alert(1)</script>\n\nThe canary word marks this fixture.",
+    )
+    # Only "canary" is in a sentence, but the excerpt holds every word of the question.
+    answer = _answer("canary script alert", fixture)
+    assert _quotes(answer) == ["The canary word marks this fixture."]
+    assert _answer("canary tiger lion wolf", fixture) == NO_ANSWER
+
+
 def test_a_pdf_page_heading_is_not_glued_to_the_first_sentence() -> None:
     page = KnowledgeSource.create(
         provider="local",

@@ -35,6 +35,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
+from deerflow.knowledge.contract import KnowledgeSource
 from deerflow.knowledge.envelope import read_envelope
 from deerflow.knowledge.formatting import citation_link
 
@@ -180,6 +181,16 @@ def _score(
     return score, coverage
 
 
+def _coverage(weights: dict[str, float], source: KnowledgeSource) -> float:
+    """The weighted share of the question's terms in a whole excerpt (its title at
+    ``HEADING_WEIGHT``)."""
+    present = set(_terms(source.excerpt))
+    titled = set(_terms(source.title)) - present
+    found = sum(w for t, w in weights.items() if t in present)
+    found += HEADING_WEIGHT * sum(w for t, w in weights.items() if t in titled)
+    return found / sum(weights.values())
+
+
 class ExtractiveResponder(BaseChatModel):
     """Calls the knowledge tool, then answers with quoted evidence and exact citation links."""
 
@@ -244,10 +255,13 @@ class ExtractiveResponder(BaseChatModel):
         if not question_terms:
             return NO_ANSWER
         weights = _weights(question_terms, [c[2] for c in candidates])
+        covered = [_coverage(weights, source) for source in sources]
         scored: list[tuple[float, int, int, str, str]] = []
         for rank, position, sentence, source in candidates:
             score, coverage = _score(question_terms, weights, sentence, source.title)
-            if coverage >= MIN_COVERAGE:
+            # The sentence, or its excerpt as a whole (words in lines that are not sentences,
+            # such as a table or a code line, count there), must cover the question.
+            if score > 0 and max(coverage, covered[rank]) >= MIN_COVERAGE:
                 scored.append((-score, rank, position, sentence.text, citation_link(source)))
         if not scored:
             return NO_ANSWER
