@@ -16,6 +16,10 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   whole run, and the database is in WAL mode: a concurrent reader sees the index as it was before
   the run or after it, never half-way. An unreadable or corrupt file is skipped with a reason in
   the :class:`IndexReport`; the rest is indexed.
+* **Writing.** Files are read and chunked one step ahead in a worker thread while SQLite (which
+  releases the GIL) writes. A first build, or one that re-chunks every file, writes the chunk rows
+  and then builds the full-text index in one FTS5 ``rebuild``; an update keeps it in step row by
+  row (deleting a row's terms with its old values, as an external-content table needs).
 * **Queries.** Free text becomes a safe FTS5 expression: every token is quoted as a string, so user
   text can never inject FTS5 syntax (``OR``, ``NEAR(``, ``title:*``, ``^``); the tokens are OR-ed
   and ranked with ``bm25()`` over Porter-stemmed tokens (``citations`` finds ``citation``). A
