@@ -664,6 +664,8 @@ def test_the_bounded_plan_runs_on_read_only_pooled_connections(tmp_path: Path) -
             "z-both.md",
             "a-rare.md",
         ]
+    # Two chunks hold "egret"; as an OR query would, heron-only chunks fill the other places.
+    assert len(local.search_sync("egret heron").hits) == 8
     assert len(local.search_sync("heron", limit=50).hits) == 20
     local.close()
 

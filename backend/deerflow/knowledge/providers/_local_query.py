@@ -13,8 +13,8 @@ chunks they match (counted only up to ``scored_rows`` + 1, which is cheap):
   here from its frequency in the candidate (tokenized by the same FTS5 tokenizer in a temporary
   table) and its inverse document frequency (estimated from where the bounded count stopped).
   Length normalization is left out of that share (``b = 0``): common terms weigh little, and the
-  estimate is kept cheap. A chunk that holds only common terms is not a candidate while
-  selective terms match.
+  estimate is kept cheap. Chunks that hold only common terms fill the places the selective
+  terms leave empty, as in an OR query.
 * A query of **common terms only** (``the was for``) has no usable ranking signal left, FTS5
   itself scoring such terms at almost zero: the first ``candidates`` chunks holding all of them
   (else any of them), in index order, are ranked by the same common-term shares.
@@ -98,6 +98,8 @@ def search(
     """The best ``count`` chunks for distinct query ``terms`` (see the module docstring)."""
     matches = {term: _bounded_count(connection, term, scored_rows) for term in terms}
     present = sorted((t for t in terms if matches[t][0]), key=lambda t: matches[t][0])
+    if not present:
+        return []
     selective: list[str] = []
     total = 0
     for term in present:
@@ -106,29 +108,37 @@ def search(
         selective.append(term)
         total += matches[term][0]
     common = present[len(selective) :]
-    if not present:
-        return []
     ranked = _ranked_sql(weights)
     if not common:
         return [Row(*row[1:]) for row in connection.execute(ranked, (_any(present), count))]
     pool = max(candidates, count)
+    rows: list[tuple[int, str, str, int | None, float]] = []
     if selective:
         rows = connection.execute(ranked, (_any(selective), pool)).fetchall()
     else:
         everything = " AND ".join(_phrase(t) for t in common)
         rows = connection.execute(_UNRANKED_SQL, (everything, pool)).fetchall()
-        if len(rows) < count:
-            rows = connection.execute(_UNRANKED_SQL, (_any(common), pool)).fetchall()
-    shares = _common_shares(connection, rows, common, matches, tokenizer=tokenizer)
+    if len(rows) < count:  # as an OR query would, fill up with chunks holding only common terms
+        taken = {row[0] for row in rows}
+        more = connection.execute(_UNRANKED_SQL, (_any(common), pool + len(taken))).fetchall()
+        rows += [row for row in more if row[0] not in taken][: pool - len(rows)]
+    counts = {
+        term: (_estimate(*matches[term], scored_rows=scored_rows), matches[term]) for term in common
+    }
+    shares = _common_shares(connection, rows, counts, tokenizer=tokenizer)
     rescored = sorted(
-        (
-            (-(score + shares.get(chunk_id, 0.0) * weights[0]), chunk_id, text, title, page)
-            for chunk_id, text, title, page, score in rows
-        ),
+        (-(score + shares.get(chunk_id, 0.0) * weights[0]), chunk_id, text, title, page)
+        for chunk_id, text, title, page, score in rows
     )
     return [Row(text, title, page, -negative) for negative, _, text, title, page in rescored][
         :count
     ]
+
+
+def _estimate(counted: int, stopped: int, *, scored_rows: int) -> float | None:
+    """A common term's exact number of matching rows when the bounded count did not stop early,
+    else None (it is then scaled from the rowid where the count stopped)."""
+    return float(counted) if counted <= scored_rows else None
 
 
 def _bounded_count(connection: sqlite3.Connection, term: str, limit: int) -> tuple[int, int]:
@@ -144,12 +154,12 @@ def _bounded_count(connection: sqlite3.Connection, term: str, limit: int) -> tup
 def _common_shares(
     connection: sqlite3.Connection,
     rows: Sequence[tuple[int, str, str, int | None, float]],
-    common: Sequence[str],
-    matches: dict[str, tuple[int, int]],
+    common: dict[str, tuple[float | None, tuple[int, int]]],
     *,
     tokenizer: str,
 ) -> dict[int, float]:
-    """Each candidate's BM25 share (``b = 0``) for the common terms."""
+    """Each candidate's BM25 share (``b = 0``) for the common terms, which map to their exact
+    match count (or None) and their bounded count ``(counted, stopped at rowid)``."""
     if not rows:
         return {}
     for statement in _TEMP_SCHEMA:
@@ -163,10 +173,10 @@ def _common_shares(
     clear = "INSERT INTO temp.deerflow_candidates(deerflow_candidates) VALUES ('delete-all')"
     connection.execute(clear)
     try:
-        for term in common:
-            # The count stopped at rowid ``stopped``: scale it to the whole id range.
-            counted, stopped = matches[term]
-            estimate = min(rows_total, counted * last_id / max(stopped, 1))
+        for term, (exact, (counted, stopped)) in common.items():
+            # Cut short at rowid ``stopped``, the count is scaled to the whole id range.
+            estimate = exact if exact is not None else counted * last_id / max(stopped, 1)
+            estimate = min(float(rows_total), estimate)
             value = math.log((rows_total - estimate + 0.5) / (estimate + 0.5))
             idf[term] = value if value > 0 else _MIN_IDF
             # The tokenizer's form of the term (Porter stem), read back from a one-word row.
