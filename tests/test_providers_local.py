@@ -566,6 +566,24 @@ def test_a_failed_run_stops_reading_ahead(tmp_path: Path) -> None:
     assert local.index(root).chunks == 40
 
 
+def test_read_ahead_keeps_order_and_stays_at_most_depth_ahead() -> None:
+    from deerflow.knowledge.providers.local import _read_ahead
+
+    started: list[int] = []
+    consumed: list[int] = []
+    ahead: list[int] = []
+
+    def work(item: int) -> int:
+        started.append(item)
+        ahead.append(len(started) - len(consumed))
+        return item * item
+
+    for item, result in _read_ahead(list(range(50)), work, depth=3):
+        assert result == item * item
+        consumed.append(item)
+    assert consumed == list(range(50)) and max(ahead) <= 4  # the three ahead plus the current one
+
+
 # --------------------------------------------------------------------------- bounded query plan
 
 

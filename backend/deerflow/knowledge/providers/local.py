@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import hashlib
 import io
-import itertools
 import logging
 import os
 import queue
@@ -873,23 +872,15 @@ def _read_ahead(
     worker thread. An exception from ``work`` is raised here; closing the iterator early cancels
     the work not yet started."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deerflow-index-read") as pool:
-        pending: deque[tuple[_T, Future[_R]]] = deque()
-        upcoming = iter(items)
+        pending: deque[Future[_R]] = deque(pool.submit(work, item) for item in items[:depth])
         try:
-            for item in itertools.islice(upcoming, depth):
-                pending.append((item, pool.submit(work, item)))
-            while pending:
-                item, future = pending.popleft()
-                following = next(upcoming, _END)
-                if following is not _END:
-                    pending.append((following, pool.submit(work, following)))  # type: ignore[arg-type]
-                yield item, future.result()
+            for index, item in enumerate(items):
+                if index + depth < len(items):
+                    pending.append(pool.submit(work, items[index + depth]))
+                yield item, pending.popleft().result()
         finally:
-            for _, future in pending:
+            for future in pending:
                 future.cancel()
-
-
-_END: Final = object()
 
 
 class _ChunkWriter:
