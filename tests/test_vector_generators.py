@@ -17,6 +17,7 @@ from tests.vectors import ROOT, VECTORS_DIR
     [
         ("generate_vectors.py", ["source_ids.json", "envelopes.json", "citations.json"]),
         ("generate_native_vectors.py", ["native_ragflow.json"]),
+        ("generate_display_vectors.py", ["visible_text.json"]),
     ],
 )
 def test_committed_vectors_match_their_generator(

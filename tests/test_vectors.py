@@ -16,6 +16,7 @@ import pytest
 
 from deerflow.knowledge import find_citations, read_envelope, relabel_orphans, source_id
 from deerflow.knowledge.native import read_native
+from deerflow.knowledge.visible import visible_text
 from tests.vectors import SCHEMA_PATH, cases, vector_files
 
 
@@ -50,11 +51,16 @@ def run_native(case: dict[str, Any]) -> None:
     assert got == case["expected"]
 
 
+
+def run_visible_text(case: dict[str, Any]) -> None:
+    assert visible_text(case["text"]) == case["expected"]
+
 RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "source_ids": run_source_id,
     "envelopes": run_envelope,
     "citations": run_citation,
     "native_ragflow": run_native,
+    "visible_text": run_visible_text,
 }
 
 

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 
 import { findCitations, readEnvelope, relabelOrphans, sourceId } from "../src/index.js";
 import { readNative } from "../src/native.js";
+import { visibleText } from "../src/visible.js";
 
 const CONTRACTS = fileURLToPath(new URL("../../contracts/", import.meta.url));
 const VECTORS = `${CONTRACTS}vectors/`;
@@ -92,6 +93,12 @@ const RUNNERS: Readonly<Record<string, Runner>> = {
         rejected: result.rejected.map(({ index, reason }) => ({ index, reason })),
         error: result.error,
       }).toStrictEqual(vector["expected"]);
+    });
+  },
+
+  visible_text(file) {
+    eachCase(file, (vector) => {
+      expect(visibleText(vector["text"] as string)).toBe(vector["expected"]);
     });
   },
 };
