@@ -48,7 +48,7 @@ KEPT = [
 
 
 def shown(cp: int) -> str:
-    return "<U+%04X>" % cp
+    return f"<U+{cp:04X}>"
 
 
 def cases() -> list[dict[str, Any]]:

@@ -51,9 +51,9 @@ def run_native(case: dict[str, Any]) -> None:
     assert got == case["expected"]
 
 
-
 def run_visible_text(case: dict[str, Any]) -> None:
     assert visible_text(case["text"]) == case["expected"]
+
 
 RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "source_ids": run_source_id,
