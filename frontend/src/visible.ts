@@ -37,7 +37,11 @@ const INVISIBLE_RE = new RegExp(
   "gu",
 );
 
+function spelled(ch: string): string {
+  return `<U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}>`;
+}
+
 /** `text` with each invisible format character written as `<U+XXXX>` (for display only). */
 export function visibleText(text: string): string {
-  return text.replace(INVISIBLE_RE, (ch) => `<U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}>`);
+  return text.replace(INVISIBLE_RE, spelled);
 }
