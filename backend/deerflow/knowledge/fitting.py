@@ -23,7 +23,7 @@ class WholeEntries:
     entirely or skips it; it never places part of one.
     """
 
-    __slots__ = ("budget", "separator", "skipped", "taken", "used")
+    __slots__ = ("_started", "budget", "separator", "skipped", "taken", "used")
 
     def __init__(self, budget: int, *, used: int = 0, separator: str = "") -> None:
         if used < 0:
@@ -33,10 +33,11 @@ class WholeEntries:
         self.separator = separator
         self.taken = 0
         self.skipped = 0
+        self._started = used > 0  # a piece is already laid out: the next one pays the separator
 
     def cost(self, entry: str) -> int:
         """What placing ``entry`` next would use, separator included."""
-        return len(entry) + (len(self.separator) if self.used else 0)
+        return len(entry) + (len(self.separator) if self._started else 0)
 
     def fits(self, entry: str) -> bool:
         return self.used + self.cost(entry) <= self.budget
@@ -48,4 +49,5 @@ class WholeEntries:
             return False
         self.used += self.cost(entry)
         self.taken += 1
+        self._started = True
         return True
