@@ -1,4 +1,4 @@
-"""Write contracts/vectors/native_ragflow.json from hand-declared cases.
+"""Write contracts/vectors/native_ragflow.json and native_budgets.json from hand-declared cases.
 
 Every expected verdict below is declared by hand from contracts/README.md ("Native RAGFlow
 snapshots"); nothing is computed with the project's own reader, so the vectors test both
@@ -6,16 +6,25 @@ implementations instead of echoing one. The snapshots are SYNTHETIC: shaped like
 ``knowledge_sources`` object, with made-up ids and texts. Case ids are stable: append new cases,
 never renumber.
 
+The budget vectors' expected outputs come from the small reference below (DeerFlow's
+``budget_source_artifact`` rule written out plainly, plus this project's generic cuts for the
+fixtures' well-formed reports); it imports nothing from the project, so the vectors check the
+middleware instead of echoing it.
+
 Run: uv run python scripts/generate_native_vectors.py
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent.parent / "contracts" / "vectors" / "native_ragflow.json"
+VECTORS = Path(__file__).resolve().parent.parent / "contracts" / "vectors"
+OUT = VECTORS / "native_ragflow.json"
 
 CALL = "0123456789abcdef0123456789abcdef"
 OTHER_CALL = "fedcba9876543210fedcba9876543210"
@@ -657,7 +666,250 @@ def cases() -> list[dict[str, Any]]:
     ]
 
 
+# --------------------------------------------------------------------------- budget reference
+
+NOTICE = "Knowledge sources omitted to fit output budget; request smaller excerpts."
+CALL_ID = "call_1"
+OUTPUT_DIR = "out"  # relative: the runners work in a temporary directory
+PREVIEW_CHARS = 4_000  # the middleware's default preview
+_LINK = re.compile(r"\[[^\[\]\n]*\]\(#(?:user-content-)?knowledge-[a-f0-9]{32}-[0-9]+\)")
+
+
+def _strip_links(text: str) -> str:
+    text = re.sub(r"\[([^\[\]\n]*)\]\(#(?:user-content-)?knowledge-[^()\[\]\s]*\)", r"\1", text)
+    return re.sub(r"#(?:user-content-)?knowledge-[\w-]*", "", text)
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _LINK.finditer(text)]
+
+
+def _back(cut: int, spans: list[tuple[int, int]]) -> int:
+    for start, end in sorted(spans, reverse=True):
+        if start < cut < end:
+            cut = start
+    return cut
+
+
+def _forward(cut: int, spans: list[tuple[int, int]]) -> int:
+    for start, end in sorted(spans):
+        if start < cut < end:
+            cut = end
+    return cut
+
+
+def _marker(omitted: int) -> str:
+    return f"\n\n[... {omitted} characters omitted ...]\n\n"
+
+
+def _preview(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: _back(limit, _spans(text))]
+
+
+def _truncate(text: str, limit: int) -> str:
+    """The project's head+tail cut (75% head) for a report whose links are well formed."""
+    if len(text) <= limit:
+        return text
+    available = limit - len(_marker(len(text)))
+    if available < 16:
+        return _preview(text, limit)
+    spans = _spans(text)
+    head = _back(int(available * 0.75), spans)
+    tail = max(_forward(len(text) - (available - int(available * 0.75)), spans), head)
+    return text[:head] + _marker(tail - head) + text[tail:]
+
+
+def _saved_notice(shown: int, total: int, path: str) -> str:
+    return (
+        f"\n\n[Output too long: showing the first {shown} of {total} characters. "
+        f"The full output was saved to {path}; read that file for the rest.]"
+    )
+
+
+def _externalized(text: str, tool: str, limit: int) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    path = f"{OUTPUT_DIR}/{tool}-{CALL_ID}-{digest}.txt"
+    room = min(PREVIEW_CHARS, limit - len(_saved_notice(len(text), len(text), path)))
+    if room < 0:
+        return _truncate(text, limit)
+    preview = _preview(text, room)
+    return preview + _saved_notice(len(preview), len(text), path)
+
+
+def _synopsis(cut: str, limit: int) -> str:
+    bound = min(1_000, limit // 4) if limit >= 160 else 0
+    if not bound:
+        return ""
+    plain = _strip_links(cut)
+    if len(plain) > bound:
+        head = (bound - 3) // 2
+        plain = plain[:head] + "\n…\n" + plain[-(bound - head - 3) :]
+    return plain.rstrip()
+
+
+def _native_entry(record: dict[str, Any], ordinal: int) -> str:
+    return (
+        f"[citation:{ordinal}](#knowledge-{record['id']}) "
+        f"{record['dataset_name']} / {record['document_name']}\n{record['text']}"
+    )
+
+
+def _reference_budget(
+    tool: str, mode: str, content: str, artifact: dict[str, Any], limit: int
+) -> dict[str, Any]:
+    """What the middleware must produce: DeerFlow's whole-entry rule, newest notice reservation."""
+    records = artifact["knowledge_sources"]["sources"]
+    head = ""
+    if tool == "task":
+        cut = _externalized(content, tool, limit) if mode == "externalize" else _truncate(content, limit)
+        head = _synopsis(cut, limit)
+
+    def lay_out(budget: int) -> list[dict[str, Any]]:
+        used, started, kept = len(head), bool(head), []
+        for record in records:
+            cost = len(_native_entry(record, len(kept) + 1)) + (2 if started else 0)
+            if used + cost <= budget:
+                kept.append(record)
+                used += cost
+                started = True
+        return kept
+
+    kept = lay_out(limit)
+    if len(kept) < len(records):
+        kept = lay_out(limit - len(NOTICE) - 2)
+    pieces = ([head] if head else []) + [_native_entry(r, k) for k, r in enumerate(kept, 1)]
+    if len(kept) < len(records):
+        room = limit - len("\n\n".join(pieces)) - (2 if pieces else 0)
+        if NOTICE[: max(room, 0)]:
+            pieces.append(NOTICE[: max(room, 0)])
+    out_artifact = {
+        key: ({**value, "sources": kept} if key == "knowledge_sources" else value)
+        for key, value in artifact.items()
+        if key != "knowledge_sources" or kept
+    }
+    return {
+        "content": "\n\n".join(pieces),
+        "artifact": out_artifact or None,
+        "kept": [r["id"] for r in kept],
+    }
+
+
+BUDGET_MODES = ("truncate", "externalize", "override", "history")
+
+
+def _budget_fixture(tool: str, sizes: list[int]) -> tuple[str, dict[str, Any]]:
+    records = [
+        rec(
+            n,
+            chunk_id=f"chunk-{n}",
+            dataset_name="Engineering",
+            document_name="Manual.pdf",
+            text=f"Evidence {n}: " + "x" * size,
+            pages=[],
+        )
+        for n, size in enumerate(sizes, 1)
+    ]
+    if tool == "task":
+        links = " ".join(f"[Manual.pdf](#knowledge-{r['id']})" for r in records)
+        content = "Task completed. Findings: " + links + "\n" + "report " * 200
+    else:
+        content = content_for(*records)
+    return content, {"knowledge_sources": {"version": 1, "sources": records}, "other": "kept"}
+
+
+def _smallest_budget(tool: str, content: str, artifact: dict[str, Any], keeps: int) -> int:
+    for limit in range(1, len(content)):
+        if len(_reference_budget(tool, "truncate", content, artifact, limit)["kept"]) >= keeps:
+            return limit
+    raise AssertionError("no budget below the content's size keeps that many sources")
+
+
+def budget_cases() -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for tool in ("knowledge_search", "task"):
+        for fixture, sizes in (("three", [120, 20, 300]), ("oversized-first", [900, 15])):
+            content, artifact = _budget_fixture(tool, sizes)
+            one = _smallest_budget(tool, content, artifact, 1)
+            budgets: dict[str, int] = {"tiny-1": 1, "tiny-60": 60, "tiny-159": 159, "tiny-160": 160}
+            budgets |= {"exact-first": one, "over-first": one - 1}
+            if len(sizes) == 3:
+                every = _smallest_budget(tool, content, artifact, 3) if tool == "task" else 0
+                if every:
+                    budgets |= {"exact-all": every, "over-all": every - 1}
+                budgets |= {"just-under-content": len(content) - 1}
+            for mode in BUDGET_MODES:
+                for slug, limit in budgets.items():
+                    expected = _reference_budget(tool, mode, content, artifact, limit)
+                    out.append(
+                        {
+                            "slug": f"{tool}-{fixture}-{mode}-{slug}",
+                            "description": (
+                                f"{tool}, {fixture} ({sizes}), {mode}, budget {limit}: whole "
+                                f"entries only, kept {expected['kept'] and len(expected['kept'])}"
+                            ),
+                            "tool_name": tool,
+                            "mode": mode,
+                            "max_chars": limit,
+                            "content": content,
+                            "artifact": artifact,
+                            "expected": {"generic": False, **expected},
+                        }
+                    )
+    # Snapshots the reader cannot read get the generic transform only and are left as they are.
+    content, artifact = _budget_fixture("knowledge_search", [120, 20, 300])
+    unreadable: list[tuple[str, str, Any]] = [
+        ("foreign-tool", "web_search", artifact),
+        ("tool-name-null", None, artifact),  # type: ignore[list-item]
+    ]
+    for slug, snapshot in (
+        ("version-2", {"version": 2}),
+        ("version-string", {"version": "1"}),
+        ("sources-object", {"sources": {"0": rec(1)}}),
+        ("malformed-records", {"sources": [None, {"id": "invalid", "text": 42}]}),
+        ("too-many", {"sources": [rec(n) for n in range(1, 102)]}),
+    ):
+        changed = copy.deepcopy(artifact)
+        changed["knowledge_sources"].update(snapshot)
+        unreadable.append((slug, "knowledge_search", changed))
+    for slug, tool_name, art in unreadable:
+        for mode in ("truncate", "history"):
+            out.append(
+                {
+                    "slug": f"unreadable-{slug}-{mode}",
+                    "description": (
+                        f"{slug}: not budgeted natively; the generic transform runs and the "
+                        "artifact is left exactly as it is"
+                    ),
+                    "tool_name": tool_name,
+                    "mode": mode,
+                    "max_chars": 200,
+                    "content": content,
+                    "artifact": art,
+                    "expected": {"generic": True, "artifact": art},
+                }
+            )
+    return [
+        {"id": f"budget-{i:03d}-{case.pop('slug')}", **case} for i, case in enumerate(out, 1)
+    ]
+
+
 def main() -> None:
+    budgets = {
+        "file": "native_budgets",
+        "description": (
+            "ToolOutputBudgetMiddleware on SYNTHETIC native RAGFlow messages, per mode "
+            "(truncate, externalize to the relative directory 'out', per-tool override, "
+            "model-request history; sync and async), tool_call_id 'call_1'. expected.generic "
+            "false: the exact content and artifact (whole entries, renumbered, DeerFlow's notice); "
+            "true: the content equals the same middleware's output for the message without an "
+            "artifact, and the artifact is unchanged."
+        ),
+        "cases": budget_cases(),
+    }
+    (VECTORS / "native_budgets.json").write_text(
+        json.dumps(budgets, ensure_ascii=True, indent=1) + "\n", encoding="utf-8"
+    )
+    print(f"wrote {len(budgets['cases'])} cases to {VECTORS / 'native_budgets.json'}")
     data = {
         "file": "native_ragflow",
         "description": (
@@ -667,8 +919,9 @@ def main() -> None:
         ),
         "cases": cases(),
     }
-    OUT.write_text(json.dumps(data, ensure_ascii=True, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {len(data['cases'])} cases to {OUT}")
+    out = VECTORS / OUT.name
+    out.write_text(json.dumps(data, ensure_ascii=True, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {len(data['cases'])} cases to {out}")
 
 
 if __name__ == "__main__":

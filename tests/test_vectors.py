@@ -16,6 +16,7 @@ import pytest
 
 from deerflow.knowledge import find_citations, read_envelope, relabel_orphans, source_id
 from deerflow.knowledge.native import read_native
+from tests.native_budget_runner import run_native_budget
 from tests.vectors import SCHEMA_PATH, cases, vector_files
 
 
@@ -55,6 +56,7 @@ RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "envelopes": run_envelope,
     "citations": run_citation,
     "native_ragflow": run_native,
+    "native_budgets": run_native_budget,
 }
 
 
