@@ -761,7 +761,11 @@ def _reference_budget(
     records = artifact["knowledge_sources"]["sources"]
     head = ""
     if tool == "task":
-        cut = _externalized(content, tool, limit) if mode == "externalize" else _truncate(content, limit)
+        cut = (
+            _externalized(content, tool, limit)
+            if mode == "externalize"
+            else _truncate(content, limit)
+        )
         head = _synopsis(cut, limit)
 
     def lay_out(budget: int) -> list[dict[str, Any]]:
@@ -888,9 +892,7 @@ def budget_cases() -> list[dict[str, Any]]:
                     "expected": {"generic": True, "artifact": art},
                 }
             )
-    return [
-        {"id": f"budget-{i:03d}-{case.pop('slug')}", **case} for i, case in enumerate(out, 1)
-    ]
+    return [{"id": f"budget-{i:03d}-{case.pop('slug')}", **case} for i, case in enumerate(out, 1)]
 
 
 def main() -> None:

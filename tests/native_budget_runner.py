@@ -43,9 +43,7 @@ def _budgeted(case: dict[str, Any], artifact: Any, *, use_async: bool) -> ToolMe
     middleware = _middleware(case["mode"], case["tool_name"], case["max_chars"])
     if case["mode"] == "history":
         seen: list[Any] = []
-        request = ModelRequest(
-            model=GenericFakeChatModel(messages=iter([])), messages=[message]
-        )
+        request = ModelRequest(model=GenericFakeChatModel(messages=iter([])), messages=[message])
 
         def handler(req: ModelRequest[Any]) -> ModelResponse[Any]:
             seen.extend(req.messages)

@@ -487,7 +487,11 @@ def test_mixed_snapshot_keeps_only_retained_readable_records_and_other_keys() ->
 
 def test_a_record_quoting_a_handle_is_skipped_rather_than_shown() -> None:
     quoting = NativeSource(
-        **{**_big_native(1, 1).to_record(), "text": f"See [x](#knowledge-{'f' * 32}-1).", "pages": ()}
+        **{
+            **_big_native(1, 1).to_record(),
+            "text": f"See [x](#knowledge-{'f' * 32}-1).",
+            "pages": (),
+        }
     )
     plain = _big_native(2, 10)
     content = native_entry(quoting, 1) + "\n\n" + native_entry(plain, 2) + "x" * 500

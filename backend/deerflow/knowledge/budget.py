@@ -149,8 +149,10 @@ def budget_native(
     pieces.extend(fit.entries)
     omitted = fit.skipped + unsafe
     if omitted:
-        room = max_chars - len(_ENTRY_SEPARATOR.join(pieces)) - (
-            len(_ENTRY_SEPARATOR) if pieces else 0
+        room = (
+            max_chars
+            - len(_ENTRY_SEPARATOR.join(pieces))
+            - (len(_ENTRY_SEPARATOR) if pieces else 0)
         )
         notice = NATIVE_OMISSION_NOTICE[: max(room, 0)]
         if notice:
@@ -316,9 +318,7 @@ def _with_shared(artifact: Mapping[str, Any], shared: Mapping[str, list[Any]]) -
     return {**artifact, **shared}
 
 
-def _rebuild(
-    artifact: Mapping[str, Any], shared: Mapping[str, list[Any]]
-) -> dict[str, Any] | None:
+def _rebuild(artifact: Mapping[str, Any], shared: Mapping[str, list[Any]]) -> dict[str, Any] | None:
     rebuilt: dict[str, Any] = {}
     remaining_shared = any(records for records in shared.values())
     for key, value in artifact.items():
