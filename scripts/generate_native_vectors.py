@@ -895,6 +895,264 @@ def budget_cases() -> list[dict[str, Any]]:
     return [{"id": f"budget-{i:03d}-{case.pop('slug')}", **case} for i, case in enumerate(out, 1)]
 
 
+# --------------------------------------------------------------------------- saved batch evidence
+
+
+def _saved(*records: dict[str, Any], omitted: Any = 0, version: Any = 1, **extra: Any) -> Any:
+    return {
+        "knowledge_sources": {
+            "version": version,
+            "sources": list(records),
+            "omitted_count": omitted,
+            **extra,
+        }
+    }
+
+
+def _report(*records: dict[str, Any]) -> str:
+    links = " ".join(f"[citation:{k}](#knowledge-{r['id']})" for k, r in enumerate(records, 1))
+    return f"Findings: {links}."
+
+
+def _compact(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _payload_of_size(size: int) -> tuple[str, Any]:
+    """Five records whose payload's compact JSON is exactly ``size`` code points."""
+    records = [rec(n, text="t") for n in range(1, 6)]
+    base = _compact(_saved(*records))
+    extra = size - base
+    per, rest = divmod(extra, 5)
+    for i, record in enumerate(records):
+        record["text"] = "t" * (1 + per + (1 if i < rest else 0))
+    payload = _saved(*records)
+    assert _compact(payload) == size
+    return _report(*records), payload
+
+
+def saved_cases() -> list[dict[str, Any]]:
+    r1, r2 = rec(1), rec(2)
+    out: list[tuple[str, str, Any, Any, dict[str, Any]]] = []
+
+    def good(*records: dict[str, Any], omitted: int = 0) -> dict[str, Any]:
+        ids = [r["id"] for r in records]
+        return {"sources": ids, "omitted_count": omitted, "error": None, "index": None}
+
+    def bad(error: str, index: int | None = None) -> dict[str, Any]:
+        return {"sources": None, "omitted_count": None, "error": error, "index": index}
+
+    def add(slug: str, description: str, report: Any, payload: Any, expected: Any) -> None:
+        out.append((slug, description, report, payload, expected))
+
+    add(
+        "valid-two",
+        "two cited records",
+        _report(r1, r2),
+        _saved(r1, r2, omitted=1),
+        good(r1, r2, omitted=1),
+    )
+    add(
+        "no-evidence",
+        "a null result_artifact is no evidence, no error",
+        "Report.",
+        None,
+        {"sources": None, "omitted_count": None, "error": None, "index": None},
+    )
+    add(
+        "empty-sources",
+        "an empty export keeps its omission count",
+        "Report.",
+        _saved(omitted=3),
+        good(omitted=3),
+    )
+    add(
+        "user-content-link",
+        "the sanitized link form counts as cited",
+        f"See [M](#user-content-knowledge-{r1['id']}).",
+        _saved(r1),
+        good(r1),
+    )
+    add("not-an-object", "the payload must be an object", _report(r1), [r1], bad("not_an_object"))
+    add(
+        "snapshot-array",
+        "knowledge_sources must be an object",
+        _report(r1),
+        {"knowledge_sources": [r1]},
+        bad("not_an_object"),
+    )
+    add(
+        "version-2",
+        "version 2 rejects the whole evidence",
+        _report(r1),
+        _saved(r1, version=2),
+        bad("bad_version"),
+    )
+    add(
+        "version-true",
+        "version true is not 1",
+        _report(r1),
+        _saved(r1, version=True),
+        bad("bad_version"),
+    )
+    add(
+        "omitted-string",
+        "omitted_count must be an integer",
+        _report(r1),
+        _saved(r1, omitted="1"),
+        bad("bad_omitted_count"),
+    )
+    add(
+        "omitted-bool",
+        "omitted_count true is not an integer",
+        _report(r1),
+        _saved(r1, omitted=True),
+        bad("bad_omitted_count"),
+    )
+    add(
+        "omitted-fraction",
+        "omitted_count 1.5 is not an integer",
+        _report(r1),
+        _saved(r1, omitted=1.5),
+        bad("bad_omitted_count"),
+    )
+    add(
+        "omitted-negative",
+        "omitted_count must not be negative",
+        _report(r1),
+        _saved(r1, omitted=-1),
+        bad("bad_omitted_count"),
+    )
+    add(
+        "omitted-missing",
+        "omitted_count is required",
+        _report(r1),
+        {"knowledge_sources": {"version": 1, "sources": [r1]}},
+        bad("bad_omitted_count"),
+    )
+    add(
+        "sources-object",
+        "sources must be an array",
+        _report(r1),
+        _saved(omitted=0, sources={"0": r1}),
+        bad("not_an_array"),
+    )
+    hundred = [rec(n) for n in range(1, 101)]
+    add(
+        "sources-100",
+        "100 cited records are read",
+        _report(*hundred),
+        _saved(*hundred),
+        good(*hundred),
+    )
+    many = [rec(n) for n in range(1, 102)]
+    add(
+        "sources-101",
+        "101 records reject the whole evidence",
+        _report(*many),
+        _saved(*many),
+        bad("too_many_records"),
+    )
+    add(
+        "not-cited",
+        "a record the stored report does not cite rejects the whole evidence (never partially rewritten)",
+        _report(r1),
+        _saved(r1, r2),
+        bad("not_cited", 1),
+    )
+    add(
+        "duplicate",
+        "a repeated id rejects the whole evidence",
+        _report(r1),
+        _saved(r1, r1),
+        bad("duplicate", 1),
+    )
+    for field in ("dataset_name", "document_name", "text"):
+        add(
+            f"blank-{field}",
+            f"a blank {field} rejects the whole evidence",
+            _report(r1, r2),
+            _saved(r1, rec(2, **{field: "  \n"})),
+            bad("blank_field", 1),
+        )
+    add(
+        "text-200000",
+        "a 200,000-code-point text is accepted",
+        _report(r1),
+        _saved(rec(1, text="t" * 200_000)),
+        good(r1),
+    )
+    add(
+        "text-200001",
+        "a 200,001-code-point text is rejected",
+        _report(r1),
+        _saved(rec(1, text="t" * 200_001)),
+        bad("bad_field", 0),
+    )
+    add(
+        "pages-100",
+        "100 pages are accepted",
+        _report(r1),
+        _saved(rec(1, pages=list(range(1, 101)))),
+        good(r1),
+    )
+    add(
+        "pages-101",
+        "101 pages are rejected",
+        _report(r1),
+        _saved(rec(1, pages=list(range(1, 102)))),
+        bad("bad_field", 0),
+    )
+    add(
+        "provider-lightrag",
+        "provider must be ragflow",
+        _report(r1),
+        _saved(rec(1, provider="lightrag")),
+        bad("bad_field", 0),
+    )
+    add(
+        "locator-missing",
+        "a record without its chunk_id is rejected",
+        _report(r1),
+        _saved(drop(r1, "chunk_id")),
+        bad("bad_field", 0),
+    )
+    report, payload = _payload_of_size(1_000_000)
+    add(
+        "payload-1000000",
+        "a payload of exactly 1,000,000 code points of compact JSON is read",
+        report,
+        payload,
+        good(*payload["knowledge_sources"]["sources"]),
+    )
+    report, payload = _payload_of_size(1_000_001)
+    add(
+        "payload-1000001",
+        "one code point more rejects the whole evidence",
+        report,
+        payload,
+        bad("too_large"),
+    )
+    astral = rec(1, text="\U0001f98c" * 10)
+    add(
+        "astral-text",
+        "astral text counts one per code point",
+        _report(astral),
+        _saved(astral),
+        good(astral),
+    )
+    return [
+        {
+            "id": f"saved-{i:03d}-{slug}",
+            "description": d,
+            "report": rep,
+            "payload": pay,
+            "expected": exp,
+        }
+        for i, (slug, d, rep, pay, exp) in enumerate(out, 1)
+    ]
+
+
 def main() -> None:
     budgets = {
         "file": "native_budgets",
@@ -912,6 +1170,19 @@ def main() -> None:
         json.dumps(budgets, ensure_ascii=True, indent=1) + "\n", encoding="utf-8"
     )
     print(f"wrote {len(budgets['cases'])} cases to {VECTORS / 'native_budgets.json'}")
+    saved = {
+        "file": "saved_evidence",
+        "description": (
+            "read_saved_evidence(report, payload) over SYNTHETIC DeerFlow durable batch evidence "
+            "(deerflow.md §5.3): expected source ids and omitted_count, or the error (and record "
+            "index) that rejects the whole evidence."
+        ),
+        "cases": saved_cases(),
+    }
+    (VECTORS / "saved_evidence.json").write_text(
+        json.dumps(saved, ensure_ascii=True, indent=1) + "\n", encoding="utf-8"
+    )
+    print(f"wrote {len(saved['cases'])} cases to {VECTORS / 'saved_evidence.json'}")
     data = {
         "file": "native_ragflow",
         "description": (
