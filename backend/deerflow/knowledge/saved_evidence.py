@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY
 from deerflow.knowledge.native import (
@@ -137,24 +137,22 @@ def read_saved_export(data: object) -> list[SavedReport] | None:
     ``result_artifact`` (the evidence payload, possibly null). Any other shape is not an export.
     """
     if isinstance(data, str):
+        text = data
         try:
-            data = json.loads(data)
+            data = json.loads(text)
         except (ValueError, RecursionError):
             try:
-                data = [json.loads(line) for line in data.splitlines() if line.strip()]
+                data = [json.loads(line) for line in text.splitlines() if line.strip()]
             except (ValueError, RecursionError):
                 return None
-    items = data if isinstance(data, list) else [data]
+    items: list[Any] = data if isinstance(data, list) else [data]
     if not items or not all(_is_export_item(item) for item in items):
         return None
-    return [
-        SavedReport(
-            item["result"],
-            item["result_artifact"],
-            read_saved_evidence(item["result"], item["result_artifact"]),
-        )
-        for item in items
-    ]
+    reports: list[SavedReport] = []
+    for item in items:
+        report, payload = item["result"], item["result_artifact"]
+        reports.append(SavedReport(report, payload, read_saved_evidence(report, payload)))
+    return reports
 
 
 # --------------------------------------------------------------------------- internals
