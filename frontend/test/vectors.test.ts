@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 
 import { findCitations, readEnvelope, relabelOrphans, sourceId } from "../src/index.js";
 import { readNative } from "../src/native.js";
+import { readSavedEvidence } from "../src/savedEvidence.js";
 
 const CONTRACTS = fileURLToPath(new URL("../../contracts/", import.meta.url));
 const VECTORS = `${CONTRACTS}vectors/`;
@@ -91,6 +92,18 @@ const RUNNERS: Readonly<Record<string, Runner>> = {
         sources: result.sources.map((source) => source.id),
         rejected: result.rejected.map(({ index, reason }) => ({ index, reason })),
         error: result.error,
+      }).toStrictEqual(vector["expected"]);
+    });
+  },
+
+  saved_evidence(file) {
+    eachCase(file, (vector) => {
+      const result = readSavedEvidence(vector["report"], vector["payload"]);
+      expect({
+        sources: result.evidence === null ? null : result.evidence.sources.map((source) => source.id),
+        omitted_count: result.evidence === null ? null : result.evidence.omittedCount,
+        error: result.error,
+        index: result.index,
       }).toStrictEqual(vector["expected"]);
     });
   },
