@@ -1,4 +1,4 @@
-"""Write contracts/vectors/native_ragflow.json and native_budgets.json from hand-declared cases.
+"""Write contracts/vectors/native_ragflow.json, native_budgets.json and saved_evidence.json.
 
 Every expected verdict below is declared by hand from contracts/README.md ("Native RAGFlow
 snapshots"); nothing is computed with the project's own reader, so the vectors test both
