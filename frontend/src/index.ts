@@ -119,6 +119,7 @@ export type {
   KnowledgeLabels,
   KnowledgeMarkdownProps,
   LookupSourceProps,
+  SavedEvidenceSourceProps,
   SourcesPanelProps,
   WebCitationProps,
 } from "./components/index.js";
@@ -143,3 +144,10 @@ export type {
   NativeRejectionReason,
   NativeSource,
 } from "./native.js";
+export {
+  MAX_SAVED_PAYLOAD_CHARS,
+  MAX_SAVED_SOURCES,
+  readSavedEvidence,
+  savedEvidenceLookup,
+} from "./savedEvidence.js";
+export type { SavedEvidence, SavedEvidenceError, SavedEvidenceResult } from "./savedEvidence.js";

@@ -3,8 +3,9 @@
 Every displayed cited hit shows a ready-to-copy ``[citation:Title](#knowledge-source-ID)`` link,
 the locators the provider really supplied, and its excerpt; only displayed excerpts enter the
 artifact, so the artifact always verifies against the content (``read_envelope``). A hit whose
-entry does not fit the remaining budget is left out whole and counted in a notice — evidence is
-never cut into something the reader would reject.
+entry does not fit the remaining budget is left out whole (``WholeEntries``, the rule the native
+budget follows too) and counted in a notice — evidence is never cut into something the reader
+would reject.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from deerflow.knowledge.contract import (
     is_valid_url,
 )
 from deerflow.knowledge.envelope import build_envelope, handle_for
+from deerflow.knowledge.fitting import WholeEntries
 from deerflow.knowledge.visible import visible_text
 
 __all__ = [
@@ -147,6 +149,7 @@ def format_result(
     # Reserve room for the largest notice this call could need, so adding it never overflows.
     budget = max_chars - len(_notice(len(hits)))
     content = header
+    room = WholeEntries(budget, used=len(header))  # entries carry their own separator
     sources: list[KnowledgeSource] = []
     seen: set[str] = set()
     shown = 0
@@ -171,7 +174,7 @@ def format_result(
         entry = (
             "\n\n" + line + ("\n" + locator_line if locator_line else "") + "\n" + excerpt + tail
         )
-        if len(content) + len(entry) > budget:
+        if not room.take(entry):
             omitted += 1
             continue
         content += entry
