@@ -20,6 +20,7 @@ from tests.vectors import ROOT, VECTORS_DIR
             "generate_native_vectors.py",
             ["native_ragflow.json", "native_budgets.json", "saved_evidence.json"],
         ),
+        ("generate_display_vectors.py", ["visible_text.json"]),
     ],
 )
 def test_committed_vectors_match_their_generator(

@@ -17,6 +17,7 @@ import pytest
 from deerflow.knowledge import find_citations, read_envelope, relabel_orphans, source_id
 from deerflow.knowledge.native import read_native
 from deerflow.knowledge.saved_evidence import read_saved_evidence
+from deerflow.knowledge.visible import visible_text
 from tests.native_budget_runner import run_native_budget
 from tests.vectors import SCHEMA_PATH, cases, vector_files
 
@@ -64,6 +65,10 @@ def run_saved_evidence(case: dict[str, Any]) -> None:
     assert got == case["expected"]
 
 
+def run_visible_text(case: dict[str, Any]) -> None:
+    assert visible_text(case["text"]) == case["expected"]
+
+
 RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "source_ids": run_source_id,
     "envelopes": run_envelope,
@@ -71,6 +76,7 @@ RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "native_ragflow": run_native,
     "native_budgets": run_native_budget,
     "saved_evidence": run_saved_evidence,
+    "visible_text": run_visible_text,
 }
 
 

@@ -98,6 +98,7 @@ export type {
   SourceResolverOptions,
 } from "./resolve.js";
 export { EXTERNAL_LINK_REL, classifyHref, isSafeHref, safeExternalUrl } from "./url.js";
+export { INVISIBLE_FORMAT_RANGES, visibleText } from "./visible.js";
 export type { HrefKind, SafeHref } from "./url.js";
 export {
   CitationChip,

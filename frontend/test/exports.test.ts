@@ -15,6 +15,7 @@ const PUBLIC_EXPORTS = [
   "ID_DOMAIN_TAG",
   "ID_HEX_CHARS",
   "ID_PATTERN",
+  "INVISIBLE_FORMAT_RANGES",
   "InertCitation",
   "KNOWLEDGE_SANITIZE_SCHEMA",
   "KNOWLEDGE_SOURCES_KEY",
@@ -94,6 +95,7 @@ const PUBLIC_EXPORTS = [
   "useCitationLookup",
   "utf16ToCodePointIndex",
   "validateRecordFields",
+  "visibleText",
 ];
 
 it("keeps the sorted public export list stable", () => {

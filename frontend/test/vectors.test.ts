@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 import { findCitations, readEnvelope, relabelOrphans, sourceId } from "../src/index.js";
 import { readNative } from "../src/native.js";
 import { readSavedEvidence } from "../src/savedEvidence.js";
+import { visibleText } from "../src/visible.js";
 
 const CONTRACTS = fileURLToPath(new URL("../../contracts/", import.meta.url));
 const VECTORS = `${CONTRACTS}vectors/`;
@@ -136,6 +137,12 @@ const RUNNERS: Readonly<Record<string, Runner>> = {
       const links = [...content.matchAll(link)];
       expect(handles).toEqual(links.map((match) => match.index + 2));
       expect(links.map((match) => match[1])).toEqual(expected.kept);
+    });
+  },
+
+  visible_text(file) {
+    eachCase(file, (vector) => {
+      expect(visibleText(vector["text"] as string)).toBe(vector["expected"]);
     });
   },
 };

@@ -41,6 +41,7 @@ from deerflow.knowledge.settings import (
     build_provider,
     load_settings,
 )
+from deerflow.knowledge.visible import visible_text
 
 __all__ = [
     "CITATION_STATUSES",
@@ -88,8 +89,9 @@ def main() -> None:
 
 
 def _safe(text: object) -> Text:
-    """Untrusted text for the terminal: no markup, no control characters (newline and tab kept)."""
-    return Text(_UNSAFE_RE.sub("\ufffd", str(text)))
+    """Untrusted text for the terminal: no markup, no control characters (newline and tab kept),
+    invisible format characters such as bidi overrides spelled ``<U+XXXX>``."""
+    return Text(_UNSAFE_RE.sub("\ufffd", visible_text(str(text))))
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:

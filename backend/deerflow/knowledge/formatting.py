@@ -28,6 +28,7 @@ from deerflow.knowledge.contract import (
 )
 from deerflow.knowledge.envelope import build_envelope, handle_for
 from deerflow.knowledge.fitting import WholeEntries
+from deerflow.knowledge.visible import visible_text
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -67,8 +68,10 @@ class FormattedResult:
 
 
 def escape_label(title: str) -> str:
-    """A title as link text: controls become spaces; ``\\``, ``[``, ``]`` and backticks escaped."""
-    return _LABEL_ESCAPE_RE.sub(r"\\\1", _CONTROL_RUN_RE.sub(" ", title))
+    """A title as link text: invisible format characters spelled ``<U+XXXX>`` (§8: a bidi override
+    must not reorder the label), controls become spaces; ``\\``, ``[``, ``]`` and backticks
+    escaped. The record keeps the exact title; only its display changes."""
+    return _LABEL_ESCAPE_RE.sub(r"\\\1", _CONTROL_RUN_RE.sub(" ", visible_text(title)))
 
 
 def citation_link(source: KnowledgeSource) -> str:

@@ -81,6 +81,7 @@ from deerflow.knowledge.providers._http import (
     validate_search_arguments,
     validate_timeout,
 )
+from deerflow.knowledge.providers._log_redaction import install_log_redaction
 
 __all__ = [
     "DATASET_ID_MARKER",
@@ -326,6 +327,7 @@ class RAGFlowProvider:
                 provider=PROVIDER_NAME,
             )
         self._api_key: str = key
+        install_log_redaction([key])
         self._datasets = _validate_datasets(datasets)
         self._page_size = validate_bounded_int(
             page_size, name="page_size", minimum=1, maximum=MAX_PAGE_SIZE, **common
