@@ -33,7 +33,7 @@ from deerflow.knowledge.envelope import (
     text_parts,
 )
 from deerflow.knowledge.native import read_native
-from deerflow.knowledge.providers._http import ProviderError
+from deerflow.knowledge.providers.errors import ProviderError
 from deerflow.knowledge.settings import (
     PROVIDER_NAMES,
     KnowledgeSettings,
