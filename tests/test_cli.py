@@ -570,3 +570,29 @@ def test_an_unreachable_postgres_is_an_upstream_failure_without_a_traceback(
     )
     assert SECRET not in result.stdout + result.stderr
     assert result.stdout == ""  # nothing announced
+
+
+# --------------------------------------------------------------------------- README
+
+
+def _readme() -> str:
+    return (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_documents_every_environment_variable() -> None:
+    from deerflow.knowledge.settings import _SOURCES
+
+    for _, key, variable in _SOURCES.values():
+        assert re.search(rf"^\| `{variable}` \| [^|]*{key}", _readme(), re.M), variable
+
+
+def test_the_readme_config_file_example_loads(tmp_path: Path) -> None:
+    (example,) = re.findall(r"^```toml\n(.*?)^```", _readme(), re.S | re.M)
+    config = tmp_path / "knowledge.toml"
+    config.write_text(example, encoding="utf-8")
+    settings = load_settings(config_file=config, environ={})
+    assert settings.provider == "lightrag"
+    assert settings.index_path == tmp_path / ".deerflow-knowledge" / "index.sqlite"
+    assert settings.lightrag_mode == "mix"
+    assert settings.ragflow_datasets == ("<dataset id>", "<dataset id>")
+    assert build_provider("lightrag", settings).name == "lightrag"
