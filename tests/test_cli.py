@@ -596,3 +596,23 @@ def test_the_readme_config_file_example_loads(tmp_path: Path) -> None:
     assert settings.lightrag_mode == "mix"
     assert settings.ragflow_datasets == ("<dataset id>", "<dataset id>")
     assert build_provider("lightrag", settings).name == "lightrag"
+
+
+def test_serve_without_a_built_page_tells_a_pip_user_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uvicorn
+
+    import deerflow.knowledge.server as server
+    from deerflow.knowledge.providers.local import LocalProvider
+
+    ran: list[object] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: ran.append(sockets))
+    config = server.build_config(LocalProvider(tmp_path / "i.sqlite"), static_dir=tmp_path)
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        server.serve(config, sock=sock)
+        port = sock.getsockname()[1]
+    out = capsys.readouterr().out
+    assert f"API only at http://127.0.0.1:{port}/api/" in out
+    assert "pip install --force-reinstall deerflow-knowledge" in out
+    assert ran == [[sock]]  # uvicorn serves the socket that was bound first
