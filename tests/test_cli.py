@@ -518,6 +518,16 @@ def test_an_unreachable_provider_is_an_upstream_failure_in_one_message() -> None
     assert result.stdout == ""
 
 
+def test_an_index_path_that_cannot_be_created_is_one_message(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    target = blocker / "sub" / "index.sqlite"
+    result = runner.invoke(app, ["index", "--index", str(target)])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith(f"Error: cannot write the index {target}")
+    assert _one_line(result.stderr)
+
+
 def test_serve_on_a_busy_port_announces_nothing() -> None:
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]

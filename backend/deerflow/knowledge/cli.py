@@ -24,6 +24,7 @@ import json
 import logging
 import re
 import socket
+import sqlite3
 import urllib.parse
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -299,6 +300,9 @@ def index(
             report = provider.index(root, progress=advance)
         except ProviderError as exc:
             _fail(str(exc), _exit_code(exc))
+        except (OSError, sqlite3.Error) as exc:  # the index path: missing folder, not a database
+            detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            _fail(f"cannot write the index {settings.index_path} ({detail}).", EXIT_USAGE)
 
     if json_output:
         _print_json(
