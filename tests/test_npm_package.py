@@ -31,8 +31,8 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "frontend"
 CHROMIUM = os.environ.get("DEERFLOW_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
-#: The two ends of the peer range ``^18.3.1 || ^19.0.0`` (the newest 19.x is the dev copy).
-REACT_VERSIONS = ("18.3.1", "19.3.1")
+#: Both ends of the peer range ``^18.3.1 || ^19.0.0`` (the newest 19.x is the dev copy).
+REACT_VERSIONS = ("18.3.1", "19.0.0", "19.3.1")
 NPM = ["npm", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"]
 
 MAIN_TSX = """\
