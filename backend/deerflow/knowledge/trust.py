@@ -39,15 +39,17 @@ import copy
 import dataclasses
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, NamedTuple, TypeVar
 
-from langchain_core.utils.json import parse_partial_json
-from langgraph.types import Send
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from deerflow.knowledge.envelope import RESERVED_KEYS
+
+if TYPE_CHECKING:
+    from langgraph.types import Send
 
 __all__ = [
     "ARGUMENT_KEYS",
@@ -164,7 +166,7 @@ class _Walker:
             return self._model(value, depth)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return self._dataclass(value, depth)
-        if isinstance(value, Send):
+        if _is_send(value):
             return self._send(value, depth)
         if isinstance(value, Iterable):
             raise StripTypeError(
@@ -231,6 +233,10 @@ class _Walker:
         except RecursionError:
             raise StripDepthError("tool-call arguments nest too deeply") from None
         except ValueError:
+            # LangChain's lenient decoder, imported only here so that the pure core stays free
+            # of langchain-core at import time.
+            from langchain_core.utils.json import parse_partial_json
+
             try:
                 decoded = parse_partial_json(text)
             except RecursionError:
@@ -285,7 +291,7 @@ class _Walker:
         self.in_progress.add(id(value))
         arg = self.walk(value.arg, depth + 1)
         self.in_progress.discard(id(value))
-        clean = Send(value.node, arg, timeout=value.timeout)
+        clean = type(value)(value.node, arg, timeout=value.timeout)
         self.memo[id(value)] = clean
         return clean
 
@@ -299,3 +305,10 @@ class _Walker:
             if new is not item:
                 object.__setattr__(clean, field.name, new)
         return clean
+
+
+def _is_send(value: object) -> bool:
+    # A ``Send`` can exist only once langgraph.types is imported, so the walk need not import it
+    # (importing it costs the whole LangChain core; this module is part of the light core).
+    send = getattr(sys.modules.get("langgraph.types"), "Send", None)
+    return send is not None and isinstance(value, send)
