@@ -47,10 +47,9 @@ import time
 import urllib.parse
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Final, Literal, TypeVar
 
 from deerflow.knowledge.contract import (
     MAX_EXCERPT_CHARS,
@@ -93,6 +92,9 @@ __all__ = [
     "sample_corpus_path",
     "tokenize",
 ]
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 logger = logging.getLogger(__name__)
 
@@ -944,6 +946,8 @@ def _read_ahead(
     """``(item, work(item))`` in order, with ``work`` running up to ``depth`` items ahead in one
     worker thread. An exception from ``work`` is raised here; closing the iterator early cancels
     the work not yet started."""
+    from concurrent.futures import ThreadPoolExecutor  # only indexing needs it
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deerflow-index-read") as pool:
         pending: deque[Future[_R]] = deque(pool.submit(work, item) for item in items[:depth])
         try:
