@@ -129,10 +129,8 @@ def search(
     rescored = sorted(
         (-(score + shares.get(chunk_id, 0.0) * weights[0]), chunk_id, text, title, page)
         for chunk_id, text, title, page, score in rows
-    )
-    return [Row(text, title, page, -negative) for negative, _, text, title, page in rescored][
-        :count
-    ]
+    )[:count]
+    return [Row(text, title, page, -negative) for negative, _, text, title, page in rescored]
 
 
 def _estimate(counted: int, stopped: int, *, scored_rows: int) -> float | None:
