@@ -3,8 +3,8 @@
 A citation is a CommonMark 0.31.2 link — inline or reference-style, its destination decoded as
 CommonMark decodes it — whose destination the handle table (``handles.classify_destination``)
 names. Whether something is a link is decided by a real CommonMark parser, pulldown-cmark (through
-``pyromark``), which passes the whole spec, runs in linear time and reports each event's source
-range: code spans, code blocks, HTML, autolinks and images are never mistaken for citations, and
+``pyromark``), which parses every spec example as the spec does (tests/test_citations.py), runs
+in linear time and reports each event's source range: code spans, code blocks, HTML, autolinks and images are never mistaken for citations, and
 relabeling can cut exactly the characters a link occupies. The TypeScript side finds citations
 on the tree its renderer (micromark) parses; ``contracts/vectors/citations.json`` and the spec
 examples pin both to CommonMark.
@@ -108,6 +108,10 @@ def relabel_citations(
     fixpoint takes a bounded number of linear passes whatever the nesting. The same string
     object comes back when nothing matched.
     """
+    if max_plain_passes < 0:
+        raise ValueError("max_plain_passes must not be negative")
+    if not isinstance(markdown, str):
+        return markdown
     text = markdown
     passes = 0
     while True:
