@@ -1702,6 +1702,16 @@ def commonmark_cases(add: Any, c: Any, h1: str, h2: str) -> None:
         relabeled=f"\\[a\\]({d1}) \\[b\\] and [k]({d2})\n\nNext [c] paragraph",
     )
 
+    md = f"{nest(6)} <https://deer.example/[x]> [ref] ![i [c]](j)\n\n[ref]: /u"
+    add(
+        "relabel-escaping-spares-links-images-autolinks",
+        "the escaping pass leaves the brackets of autolinks, other links and images alone",
+        md,
+        [shared("[a" + f"]({d1})", "a")],
+        keep_ids=[],
+        relabeled=f"\\[a\\]({d1}) <https://deer.example/[x]> [ref] ![i [c]](j)\n\n[ref]: /u",
+    )
+
 
 def main() -> None:
     VECTORS.mkdir(parents=True, exist_ok=True)

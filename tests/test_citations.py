@@ -222,6 +222,25 @@ def test_relabel_removes_every_orphan(text: str) -> None:
     assert [c for c in find_citations(relabeled) if c.kind == "shared"] == []
 
 
+@settings(max_examples=300, deadline=None)
+@given(markdown)
+def test_one_escaping_pass_reaches_the_fixpoint(text: str) -> None:
+    # With no plain pass at all, the first (escaping) pass must leave nothing to relabel: the
+    # pass after it only confirms. This is what bounds the passes whatever the nesting.
+    scans: list[None] = []
+    original = citations._scan
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        scans.append(None)
+        return original(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(citations, "_scan", counted)
+        relabeled = relabel_orphans(text, [], max_plain_passes=0)
+    assert len(scans) <= 2
+    assert [c for c in find_citations(relabeled) if c.kind == "shared"] == []
+
+
 # ------------------------------------------------------------------------------ behaviour
 
 

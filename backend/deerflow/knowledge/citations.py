@@ -177,7 +177,10 @@ def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
     links: list[_Link] = []
     outside: dict[int, list[int]] = {}
     block = -1
-    image_depth = 0
+    # Inside an image or an autolink nothing is a citation and no bracket may be escaped (an
+    # autolink's text is its URL; backslashes do not escape there).
+    opaque = 0
+    in_autolink = False
     # The link being read: its event and byte range, the furthest byte end of the events inside
     # it, and the literal brackets of its label (byte offsets).
     current: tuple[dict[str, Any], int, int] | None = None
@@ -190,14 +193,17 @@ def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
         if type(event) is dict:
             if (opened := event.get("Start")) is not None:
                 kind = next(iter(opened)) if type(opened) is dict else opened
-                if kind == "Link" and current is None and image_depth == 0:
+                if kind == "Link":
                     link = cast("dict[str, Any]", opened)["Link"]
-                    if link["link_type"] not in _AUTOLINKS:
+                    if link["link_type"] in _AUTOLINKS:
+                        opaque += 1
+                        in_autolink = True
+                    elif current is None and opaque == 0:
                         current, inner_end, inner_brackets = (link, start, end), start + 1, []
                         covered = start
                         continue
                 elif kind == "Image":
-                    image_depth += 1
+                    opaque += 1
                 elif kind not in _INLINE:
                     block += 1  # a new block: no inline run spans a block boundary
                 if current is not None:
@@ -206,15 +212,18 @@ def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
                 continue
             if (closed := event.get("End")) is not None:
                 kind = next(iter(closed)) if type(closed) is dict else closed
-                if kind == "Link" and current is not None and image_depth == 0:
+                if kind == "Link" and in_autolink:
+                    opaque -= 1
+                    in_autolink = False
+                elif kind == "Link" and current is not None and opaque == 0:
                     links.extend(
                         _finish(markdown, data, to_char, current, inner_end, inner_brackets, block)
                     )
                     current = None
                     covered = end
                     continue
-                if kind == "Image":
-                    image_depth -= 1
+                elif kind == "Image":
+                    opaque -= 1
                 elif kind not in _INLINE:
                     block += 1
                 if current is not None:
@@ -225,7 +234,7 @@ def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
             literal = value if type(value) is str else None
         if current is not None:
             inner_end = max(inner_end, end)
-        if brackets and literal is not None and image_depth == 0:
+        if brackets and literal is not None and opaque == 0:
             found = _literal_brackets(data, start, end, literal, escaped=covered < start)
             if current is not None:
                 inner_brackets.extend(found)
