@@ -98,6 +98,7 @@ export type {
   SourceResolverOptions,
 } from "./resolve.js";
 export { EXTERNAL_LINK_REL, classifyHref, isSafeHref, safeExternalUrl } from "./url.js";
+export { INVISIBLE_FORMAT_RANGES, visibleText } from "./visible.js";
 export type { HrefKind, SafeHref } from "./url.js";
 export {
   CitationChip,
@@ -118,6 +119,7 @@ export type {
   KnowledgeLabels,
   KnowledgeMarkdownProps,
   LookupSourceProps,
+  SavedEvidenceSourceProps,
   SourcesPanelProps,
   WebCitationProps,
 } from "./components/index.js";
@@ -142,3 +144,10 @@ export type {
   NativeRejectionReason,
   NativeSource,
 } from "./native.js";
+export {
+  MAX_SAVED_PAYLOAD_CHARS,
+  MAX_SAVED_SOURCES,
+  readSavedEvidence,
+  savedEvidenceLookup,
+} from "./savedEvidence.js";
+export type { SavedEvidence, SavedEvidenceError, SavedEvidenceResult } from "./savedEvidence.js";
