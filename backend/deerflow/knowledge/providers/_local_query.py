@@ -96,7 +96,11 @@ def search(
     candidates: int = DEFAULT_CANDIDATES,
 ) -> list[Row]:
     """The best ``count`` chunks for distinct query ``terms`` (see the module docstring)."""
-    matches = {term: _bounded_count(connection, term, scored_rows) for term in terms}
+    ranked = _ranked_sql(weights)
+    (last_id,) = connection.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
+    if last_id <= scored_rows:  # no term can match more rows than there are: nothing to plan
+        return [Row(*row[1:]) for row in connection.execute(ranked, (_any(terms), count))]
+    matches = _bounded_counts(connection, terms, scored_rows)
     present = sorted((t for t in terms if matches[t][0]), key=lambda t: matches[t][0])
     if not present:
         return []
@@ -108,7 +112,6 @@ def search(
         selective.append(term)
         total += matches[term][0]
     common = present[len(selective) :]
-    ranked = _ranked_sql(weights)
     if not common:
         return [Row(*row[1:]) for row in connection.execute(ranked, (_any(present), count))]
     pool = max(candidates, count)
@@ -139,14 +142,19 @@ def _estimate(counted: int, stopped: int, *, scored_rows: int) -> float | None:
     return float(counted) if counted <= scored_rows else None
 
 
-def _bounded_count(connection: sqlite3.Connection, term: str, limit: int) -> tuple[int, int]:
-    """(matching rows counted up to ``limit`` + 1, the rowid where counting stopped)."""
-    matched, last = connection.execute(
+def _bounded_counts(
+    connection: sqlite3.Connection, terms: Sequence[str], limit: int
+) -> dict[str, tuple[int, int]]:
+    """Each term's (matching rows counted up to ``limit`` + 1, the rowid where counting
+    stopped), all in one statement."""
+    one = (
         "SELECT count(*), coalesce(max(id), 0) FROM "
-        "(SELECT rowid AS id FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-        (_phrase(term), limit + 1),
-    ).fetchone()
-    return int(matched), int(last)
+        "(SELECT rowid AS id FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)"
+    )
+    sql = " UNION ALL ".join(f"SELECT {index}, * FROM ({one})" for index in range(len(terms)))
+    parameters = [value for term in terms for value in (_phrase(term), limit + 1)]
+    counted = {index: (int(n), int(last)) for index, n, last in connection.execute(sql, parameters)}
+    return {term: counted[index] for index, term in enumerate(terms)}
 
 
 def _common_shares(
