@@ -430,14 +430,23 @@ def test_a_named_pipe_is_skipped_not_read(provider: LocalProvider, docs: Path) -
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
-def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(provider: LocalProvider, docs: Path) -> None:
-    # Discovery saw a regular file; by the time it is read (inside the transaction) it is a pipe.
-    def swap(event: IndexProgress) -> None:
-        if event.done == 1:
-            (docs / "meadow.md").unlink()
-            os.mkfifo(docs / "meadow.md")
+def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(
+    provider: LocalProvider, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Discovery saw a regular file; by the time it is read (inside the transaction, where files
+    # are read ahead of the writer) it is a pipe.
+    from deerflow.knowledge.providers import local
 
-    report = _index_within(provider, docs, progress=swap)
+    discover = local._discover
+
+    def discover_then_swap(root: Path) -> Any:
+        found = discover(root)
+        (docs / "meadow.md").unlink()
+        os.mkfifo(docs / "meadow.md")
+        return found
+
+    monkeypatch.setattr(local, "_discover", discover_then_swap)
+    report = _index_within(provider, docs)
     assert [(s.path, s.reason) for s in report.skipped] == [
         ("meadow.md", "not a regular file (named pipe)")
     ]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import asyncio
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
@@ -181,12 +181,17 @@ def test_list_items_are_separate_statements() -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     excerpt=st.text(
-        alphabet=st.sampled_from(list("abc ABC.?!\n#-1`:")) | st.characters(), max_size=300
+        alphabet=st.sampled_from(list("abc ABC.?!\n#-1`:"))
+        | st.characters(blacklist_categories=("Cs",)),
+        max_size=300,
     ).filter(lambda s: s.strip() != ""),
     question=st.text(alphabet=st.sampled_from(list("abc ABC?")), min_size=1, max_size=30),
 )
 def test_every_quote_is_text_of_a_verified_excerpt(excerpt: str, question: str) -> None:
-    source = KnowledgeSource.create(provider="local", title="t.md", excerpt=excerpt)
+    try:
+        source = KnowledgeSource.create(provider="local", title="t.md", excerpt=excerpt)
+    except ValueError:
+        assume(False)  # not a valid excerpt (control characters): the reader never sees it
     answer = _answer(question, source)
     normal = " ".join(excerpt.split())
     for quote in _quotes(answer):
