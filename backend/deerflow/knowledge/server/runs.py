@@ -264,7 +264,7 @@ async def wait_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Re
 @router.post("/threads/{thread_id}/runs")
 async def create_run(thread_id: str, request: Request, gw: Gateway = Depends(gateway)) -> Response:
     plan, _ = await _plan(gw, request, thread_id)
-    record, _stream_ = await gw.runs.start(plan)
+    record = (await gw.runs.start(plan))[0]
     return Response(
         dumps(record),
         media_type="application/json",
@@ -275,7 +275,7 @@ async def create_run(thread_id: str, request: Request, gw: Gateway = Depends(gat
 @router.post("/runs")
 async def create_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Response:
     plan, _ = await _plan(gw, request, None)
-    record, _stream_ = await gw.runs.start(plan)
+    record = (await gw.runs.start(plan))[0]
     return Response(dumps(record), media_type="application/json")
 
 

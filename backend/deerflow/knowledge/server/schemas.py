@@ -67,7 +67,7 @@ class ThreadSearch(_Body):
 
 
 class StateUpdate(_Body):
-    values: dict[str, Any] | list[Any] | None = None
+    values: dict[str, Any] | None = None
     as_node: str | None = None
     checkpoint: dict[str, Any] | None = None
     checkpoint_id: str | None = None
