@@ -91,7 +91,9 @@ def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpoint
 
 
 def open_store(target: str) -> AbstractAsyncContextManager[BaseStore]:
-    """The LangGraph store holding thread and run records, on the checkpointer's database."""
+    """The LangGraph store holding thread and run records: on the checkpointer's PostgreSQL
+    database, or in a SQLite file next to the checkpoints (``threads.sqlite`` →
+    ``threads.records.sqlite``: two connections writing one SQLite file would lock each other)."""
 
     @asynccontextmanager
     async def opened() -> AsyncIterator[BaseStore]:
@@ -104,9 +106,12 @@ def open_store(target: str) -> AbstractAsyncContextManager[BaseStore]:
             return
         from langgraph.store.sqlite.aio import AsyncSqliteStore
 
+        path = target
         if target != ":memory:":
-            Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteStore.from_conn_string(target) as store:
+            file = Path(target).expanduser()
+            file.parent.mkdir(parents=True, exist_ok=True)
+            path = str(file.with_name(file.stem + ".records" + (file.suffix or ".sqlite")))
+        async with AsyncSqliteStore.from_conn_string(path) as store:
             await store.setup()
             yield store
 

@@ -375,7 +375,8 @@ async def join_stream(
     gw: Gateway = Depends(gateway),
 ) -> Response:
     record = await _run(gw, thread_id, run_id)
-    modes = _modes(stream_mode) if stream_mode else None
+    requested = [m for mode in stream_mode or [] for m in mode.split(",") if m]
+    modes = _modes(requested) if requested else None
     last = request.headers.get("last-event-id")
     after = int(last) if last is not None and last.strip().isdigit() else -1
     stream = gw.runs.stream(run_id)
