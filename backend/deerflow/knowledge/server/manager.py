@@ -58,6 +58,7 @@ class RunPlan:
     interrupt_after: Any = None
     durability: str | None = None
     delete_thread_after: bool = False
+    stopped_at_interrupt: bool = False
 
 
 class RunManager:
@@ -155,7 +156,8 @@ class RunManager:
         status = "interrupted"
         try:
             async with lane:
-                await self.records.update_run(thread_id, run_id, status="running")
+                record.update(status="running", updated_at=iso_now())
+                await self.records.put_run(record)
                 await self.records.touch_thread(thread_id, status="busy")
                 status = await self._run_graph(plan, stream)
         except asyncio.CancelledError:
@@ -166,7 +168,7 @@ class RunManager:
                 del self._waiting[thread_id]
                 self._lanes.pop(thread_id, None)
             try:
-                await self._finish(plan, run_id, status)
+                await self._finish(plan, record, status)
             except Exception:
                 _log.exception("recording the end of run %s failed", run_id)
             stream.finish()
@@ -175,6 +177,14 @@ class RunManager:
 
     async def _run_graph(self, plan: RunPlan, stream: RunStream) -> str:
         translator = EventTranslator(stream, plan.modes, subgraphs=plan.subgraphs)
+        status = await self._stream_graph(plan, stream, translator)
+        # A run that stopped at an interrupt succeeded; its thread waits for a resume.
+        plan.stopped_at_interrupt = status == "success" and translator.interrupted
+        return status
+
+    async def _stream_graph(
+        self, plan: RunPlan, stream: RunStream, translator: EventTranslator
+    ) -> str:
         options: dict[str, Any] = {
             "stream_mode": translator.graph_modes(),
             "subgraphs": plan.subgraphs,
@@ -212,17 +222,16 @@ class RunManager:
             return "error"
         return "success"
 
-    async def _finish(self, plan: RunPlan, run_id: str, status: str) -> None:
-        await self.records.update_run(plan.thread_id, run_id, status=status)
+    async def _finish(self, plan: RunPlan, record: dict[str, Any], status: str) -> None:
+        record.update(status=status, updated_at=iso_now())
+        await self.records.put_run(record)
         if plan.delete_thread_after:
             if self.on_thread_done is not None:
                 await self.on_thread_done(plan.thread_id)
             return
         thread_status = "error" if status in ("error", "timeout") else "idle"
-        if status == "success":
-            snapshot = await self.graph.aget_state(plan.config)
-            if snapshot.next:
-                thread_status = "interrupted"
+        if plan.stopped_at_interrupt:
+            thread_status = "interrupted"
         if self._waiting.get(plan.thread_id):
             thread_status = "busy"
         await self.records.touch_thread(plan.thread_id, status=thread_status)
