@@ -8,6 +8,7 @@ event names are the ones LangGraph Server clients expect.
 from __future__ import annotations
 
 import asyncio
+import re
 import select
 import socket
 import uuid
@@ -367,3 +368,13 @@ def test_body_limit_enforced_while_reading(base: str) -> None:
         (framed for _ in range(blocks)),
     )
     assert status == 413 and sent < 20_000_000
+
+
+def test_readme_python_client_snippet_runs(base: str, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    (snippet,) = re.findall(r"^```python gateway\n(.*?)^```", readme, re.DOTALL | re.MULTILINE)
+    assert "http://127.0.0.1:8000/api" in snippet
+    code = snippet.replace("http://127.0.0.1:8000/api", base)
+    exec(compile(code, "README.md gateway snippet", "exec"), {"__name__": "__readme__"})
+    answer, title = capsys.readouterr().out.strip().splitlines()[-2:]
+    assert "#knowledge-source-" in answer and title
