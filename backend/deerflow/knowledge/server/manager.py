@@ -23,12 +23,13 @@ from typing import Any, Final
 from deerflow.knowledge.server.http import ApiError
 from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.streaming import EventTranslator, RunStream
-from deerflow.knowledge.server.wire import dumps, iso_now
+from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
 
 __all__ = [
     "DEFAULT_RUN_TIMEOUT_SECONDS",
     "FINISHED_RUNS_KEPT",
     "STALE_RUN_GRACE_SECONDS",
+    "THREAD_MEMOS_KEPT",
     "RunManager",
     "RunPlan",
 ]
@@ -38,6 +39,8 @@ DEFAULT_RUN_TIMEOUT_SECONDS: Final = 300.0
 STALE_RUN_GRACE_SECONDS: Final = 60.0
 #: Finished runs whose events stay in memory for ``join_stream`` / ``Last-Event-ID`` replays.
 FINISHED_RUNS_KEPT: Final = 200
+#: Threads whose encoded messages stay in memory (least recently run dropped first).
+THREAD_MEMOS_KEPT: Final = 64
 _log = logging.getLogger(__name__)
 
 
@@ -79,6 +82,7 @@ class RunManager:
         self._lanes: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
         self._admit = asyncio.Lock()
+        self._memos: OrderedDict[str, dict[Any, Any]] = OrderedDict()
 
     def stream(self, run_id: str) -> RunStream | None:
         return self.streams.get(run_id)
@@ -176,7 +180,9 @@ class RunManager:
             self._forget_old()
 
     async def _run_graph(self, plan: RunPlan, stream: RunStream) -> str:
-        translator = EventTranslator(stream, plan.modes, subgraphs=plan.subgraphs)
+        translator = EventTranslator(
+            stream, plan.modes, subgraphs=plan.subgraphs, encoder=WireEncoder(self._memo(plan))
+        )
         status = await self._stream_graph(plan, stream, translator)
         # A run that stopped at an interrupt succeeded; its thread waits for a resume.
         plan.stopped_at_interrupt = status == "success" and translator.interrupted
@@ -235,6 +241,16 @@ class RunManager:
         if self._waiting.get(plan.thread_id):
             thread_status = "busy"
         await self.records.touch_thread(plan.thread_id, status=thread_status)
+
+    def _memo(self, plan: RunPlan) -> dict[Any, Any]:
+        """The thread's message memo: its history is encoded once, not once per run."""
+        memo = self._memos.pop(plan.thread_id, None)
+        if memo is None:
+            memo = {}
+        self._memos[plan.thread_id] = memo
+        while len(self._memos) > THREAD_MEMOS_KEPT:
+            self._memos.popitem(last=False)
+        return memo
 
     def _forget_old(self) -> None:
         finished = [rid for rid, s in self.streams.items() if s.done.is_set()]

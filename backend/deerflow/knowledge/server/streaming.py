@@ -99,11 +99,18 @@ class RunStream:
 class EventTranslator:
     """Turns ``graph.astream`` parts into events on a :class:`RunStream`."""
 
-    def __init__(self, stream: RunStream, modes: Collection[str], *, subgraphs: bool) -> None:
+    def __init__(
+        self,
+        stream: RunStream,
+        modes: Collection[str],
+        *,
+        subgraphs: bool,
+        encoder: WireEncoder | None = None,
+    ) -> None:
         self.stream = stream
         self.modes = frozenset(modes)
         self.subgraphs = subgraphs
-        self.encoder = WireEncoder()
+        self.encoder = encoder or WireEncoder()
         self._partial: dict[str, BaseMessageChunk] = {}
         self._seen: set[str] = set()
         #: Whether the run stopped at an interrupt (seen in its ``updates``, which are always asked
