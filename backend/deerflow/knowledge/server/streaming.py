@@ -116,6 +116,8 @@ class EventTranslator:
         #: Whether the run stopped at an interrupt (seen in its ``updates``, which are always asked
         #: for: re-reading the state afterwards would cost a full checkpoint load per run).
         self.interrupted = False
+        #: Set when the run was stopped: parts the graph still yields are dropped.
+        self.closed = False
 
     def graph_modes(self) -> list[str]:
         # ``updates`` always: a streamed message is complete when its node's update lands, and an
@@ -171,7 +173,8 @@ class EventTranslator:
         for node_update in update.values():
             messages = node_update.get("messages") if isinstance(node_update, dict) else None
             for message in messages if isinstance(messages, list) else ():
-                if isinstance(message, BaseMessage) and self._partial.pop(message.id or "", None):
+                if isinstance(message, BaseMessage) and (message.id or "") in self._partial:
+                    del self._partial[message.id or ""]
                     self.stream.emit(
                         "messages/complete" + suffix, b"[" + self.encoder.message(message) + b"]"
                     )
