@@ -188,6 +188,25 @@ async def test_join_stream_replays_after_last_event_id(client: LangGraphClient) 
     assert resumed[-1].data == everything[-1].data
 
 
+async def test_location_headers_resolve_against_the_api_url(base: str) -> None:
+    # Both SDKs reconnect to `Location` and read the run id from `Content-Location`, resolving
+    # them against their apiUrl: they are relative to the API root.
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        thread_id = (await http.post("/threads", json={})).json()["thread_id"]
+        body = {"input": human(QUESTION), "stream_resumable": True}
+        async with http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response:
+            location = response.headers["location"]
+            content_location = response.headers["content-location"]
+            await response.aread()
+        assert location == content_location + "/stream"
+        assert location.startswith(f"/threads/{thread_id}/runs/")
+        run = (await http.get(content_location)).json()
+        assert run["thread_id"] == thread_id and run["status"] == "success"
+        replay = await http.get(location, headers={"Last-Event-ID": "0"})
+        assert replay.headers["content-type"].startswith("text/event-stream")
+        assert "event: values" in replay.text and "id: 0\n" not in replay.text
+
+
 async def test_stateless_runs(client: LangGraphClient) -> None:
     before = await client.threads.count()
     stream = await parts(client, None, input=human(QUESTION), stream_mode="values")

@@ -163,7 +163,8 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
 
 
 def _run_headers(record: dict[str, Any], *, resumable: bool) -> dict[str, str]:
-    base = f"/api/threads/{record['thread_id']}/runs/{record['run_id']}"
+    # Relative to the API root, as the SDKs resolve them against their ``apiUrl``.
+    base = f"/threads/{record['thread_id']}/runs/{record['run_id']}"
     headers = {"Content-Location": base}
     if resumable:
         headers["Location"] = base + "/stream"
