@@ -113,9 +113,15 @@ async def test_stream_modes_event_names(client: LangGraphClient) -> None:
         client,
         thread["thread_id"],
         input=human(QUESTION),
-        stream_mode=["messages-tuple", "messages", "updates", "debug"],
+        stream_mode=["messages-tuple", "messages", "updates", "debug", "tools"],
     )
     names = {p.event for p in stream}
+    tools = [p.data for p in stream if p.event == "tools"]
+    assert [t["event"] for t in tools] == ["on_tool_start", "on_tool_end"]
+    assert (
+        tools[0]["toolCallId"] == tools[1]["toolCallId"] and tools[0]["name"] == "knowledge_search"
+    )
+    assert tools[1]["output"]["artifact"]["knowledge_sources"]
     assert {"messages", "messages/metadata", "messages/partial", "messages/complete"} <= names
     assert {"updates", "debug"} <= names and "values" not in names
     tuples = [p.data for p in stream if p.event == "messages"]
@@ -409,3 +415,20 @@ def test_readme_python_client_snippet_runs(base: str, capsys: pytest.CaptureFixt
     exec(compile(code, "README.md gateway snippet", "exec"), {"__name__": "__readme__"})
     answer, title = capsys.readouterr().out.strip().splitlines()[-2:]
     assert "#knowledge-source-" in answer and title
+
+
+async def test_multitask_interrupt_stops_the_runs_in_progress(client: LangGraphClient) -> None:
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    queued = [
+        await client.runs.create(tid, "agent", input=human(f"q{i}"), multitask_strategy="enqueue")
+        for i in range(5)
+    ]
+    values = await client.runs.wait(
+        tid, "agent", input=human(QUESTION), multitask_strategy="interrupt"
+    )
+    assert values["messages"][-1]["type"] == "ai"
+    statuses = [(await client.runs.get(tid, r["run_id"]))["status"] for r in queued]
+    assert "interrupted" in statuses and set(statuses) <= {"interrupted", "success"}
+    messages = (await client.threads.get_state(tid))["values"]["messages"]
+    assert [m["content"] for m in messages if m["type"] == "human"][-1] == QUESTION
