@@ -3,7 +3,8 @@
  *
  * A 1,000-message history (200 turns of human, AI tool call, tool, AI answer, human; the last
  * message is the streaming answer) with 200 tool messages × 100 valid shared sources each, rendered
- * as a transcript of KnowledgeMarkdown + SourcesPanel under jsdom with React's production build.
+ * as a transcript of KnowledgeMarkdown + SourcesPanel (closed, as the chat page shows it) under
+ * jsdom with React's production build.
  *
  *   first render (cold)  a new root, new message objects, a new resolver: includes verifying all
  *                        20,000 records (id recomputation, handle and excerpt checks)
@@ -11,7 +12,14 @@
  *   re-render            the same root after one token is appended to the last message (a new
  *                        messages array and a new last message object; everything else the same)
  *
- * The last line is the headline: median re-render / median cold first render (target ≤ 0.1).
+ *   baseline             the same transcript through plain react-markdown + rehype-sanitize (no
+ *                        citations resolved, no sources panel): the floor a Markdown chat pays
+ *   collectSources       cold (fresh messages, fresh resolver) versus the floor of recomputing
+ *                        every record's id (what verification cannot avoid)
+ *
+ * Each ratio is printed last on its line, measured in this run. Targets (issue 15): first render
+ * ≤ 1.3× the baseline, DOM elements ≤ 1.5×, re-render ≤ 0.01× first render, collectSources cold
+ * ≤ 1.6× the id floor. The DOM count is taken before any interaction (no preview opened).
  * Usage: npm run bench [-- --quick]
  */
 
@@ -47,6 +55,8 @@ globalThis.document = dom.window.document;
 const { createElement: h } = await import("react");
 const { createRoot } = await import("react-dom/client");
 const { flushSync } = await import("react-dom");
+const { default: Markdown } = await import("react-markdown");
+const { default: rehypeSanitize } = await import("rehype-sanitize");
 
 // Load the package from source through Vite (TypeScript and TSX), React stays external.
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -107,7 +117,7 @@ for (let turn = 0; turn < TURNS; turn++) {
 history.pop(); // the streaming answer takes the last slot: 1,000 messages
 const streamingBase = `Streaming answer citing ${cite(history.findLast((m) => m.type === "tool").artifact.knowledge_sources[0])}`;
 
-function Transcript({ messages, resolver }) {
+function Transcript({ messages, resolver, panel = true }) {
   const last = messages.length - 1;
   return h(
     "div",
@@ -120,7 +130,25 @@ function Transcript({ messages, resolver }) {
         "article",
         { key: message.id },
         h(KnowledgeMarkdown, { ...common, streaming: index === last }),
-        h(SourcesPanel, common),
+        panel ? h(SourcesPanel, { ...common, defaultOpen: false }) : null,
+      );
+    }),
+  );
+}
+
+// The floor: the same transcript as plain react-markdown + rehype-sanitize.
+const PLAIN_REHYPE = [rehypeSanitize];
+function PlainTranscript({ messages }) {
+  return h(
+    "div",
+    null,
+    messages.map((message) => {
+      if (message.type === "human") return h("p", { key: message.id }, message.content);
+      if (message.type !== "ai" || message.content === "") return null;
+      return h(
+        "article",
+        { key: message.id },
+        h("div", null, h(Markdown, { rehypePlugins: PLAIN_REHYPE }, message.content)),
       );
     }),
   );
@@ -130,14 +158,19 @@ const withAnswer = (base, text) => [...base, { type: "ai", id: "streaming", cont
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value) => `${value.toFixed(2)} ms`;
 
-function mount(messages, resolver) {
+function mount(messages, resolver, element = (props) => h(Transcript, props)) {
   const container = document.createElement("div");
   document.body.appendChild(container);
   const reactRoot = createRoot(container);
   const start = performance.now();
-  flushSync(() => reactRoot.render(h(Transcript, { messages, resolver })));
+  flushSync(() => reactRoot.render(element({ messages, resolver })));
   return { reactRoot, container, elapsed: performance.now() - start };
 }
+
+const domSize = (container) => ({
+  elements: container.querySelectorAll("*").length,
+  text: container.textContent.length,
+});
 
 function unmount({ reactRoot, container }) {
   flushSync(() => reactRoot.unmount());
@@ -170,6 +203,54 @@ for (let run = 0; run < FIRST_RUNS; run++) {
   unmount(mounted);
 }
 
+// First render without the sources panel (warm), and the DOM both build before any interaction.
+const warmNoPanel = [];
+let domFull;
+let domNoPanel;
+let previewsMounted;
+for (let run = 0; run < FIRST_RUNS; run++) {
+  const mountedNoPanel = mount(withAnswer(base, streamingBase), resolver, (p) => h(Transcript, { ...p, panel: false }));
+  warmNoPanel.push(mountedNoPanel.elapsed);
+  domNoPanel = domSize(mountedNoPanel.container);
+  unmount(mountedNoPanel);
+}
+{
+  const mountedFull = mount(withAnswer(base, streamingBase), resolver);
+  domFull = domSize(mountedFull.container);
+  previewsMounted = mountedFull.container.querySelectorAll(".dk-preview, .dk-excerpt").length;
+  unmount(mountedFull);
+}
+
+// The floor: plain react-markdown + rehype-sanitize.
+const plain = [];
+let domPlain;
+unmount(mount(withAnswer(base, streamingBase), null, (p) => h(PlainTranscript, p)));
+for (let run = 0; run < FIRST_RUNS; run++) {
+  const mountedPlain = mount(withAnswer(base, streamingBase), null, (p) => h(PlainTranscript, p));
+  plain.push(mountedPlain.elapsed);
+  domPlain = domSize(mountedPlain.container);
+  unmount(mountedPlain);
+}
+
+// collectSources, cold, versus recomputing every record's id.
+const allRecords = history.filter((m) => m.type === "tool").flatMap((m) => m.artifact.knowledge_sources);
+const collectCold = [];
+const idFloor = [];
+for (let run = 0; run < FIRST_RUNS + 2; run++) {
+  const fresh = withAnswer(structuredClone(history), streamingBase);
+  const coldResolver = createSourceResolver();
+  let start = performance.now();
+  const lookup = coldResolver.collectSources(fresh, fresh.length);
+  collectCold.push(performance.now() - start);
+  if (lookup.size !== allRecords.length) throw new Error(`collectSources found ${lookup.size} sources`);
+  const records = structuredClone(allRecords);
+  start = performance.now();
+  let sink = 0;
+  for (const record of records) sink += sourceId(record).length;
+  idFloor.push(performance.now() - start);
+  if (sink !== 32 * records.length) throw new Error("unexpected id length");
+}
+
 // Re-render after one streamed token.
 let text = streamingBase;
 const mounted = mount(withAnswer(base, text), resolver);
@@ -193,5 +274,21 @@ console.log(`resolver: ${stats.validations} validations, ${stats.indexBuilds} in
 console.log(`first render, cold (median of ${FIRST_RUNS}): ${ms(firstCold)}  [${cold.map((v) => v.toFixed(0)).join(", ")}]`);
 console.log(`first render, warm caches (median of ${FIRST_RUNS}): ${ms(firstWarm)}`);
 console.log(`re-render after one token (median of ${TOKENS}): ${ms(rerender)}  [p90 ${ms([...tokens].sort((a, b) => a - b)[Math.floor(TOKENS * 0.9)])}]`);
-console.log(`ratio re-render/first render (warm caches): ${(rerender / firstWarm).toFixed(4)}`);
-console.log(`ratio re-render/first render: ${(rerender / firstCold).toFixed(4)}`);
+const firstPlain = median(plain);
+const firstNoPanel = median(warmNoPanel);
+const cs = median(collectCold);
+const floor = median(idFloor);
+const ratio = (a, b) => (a / b).toFixed(a / b < 0.1 ? 4 : 2);
+console.log(`baseline: plain react-markdown + rehype-sanitize (median of ${FIRST_RUNS}): ${ms(firstPlain)}`);
+console.log(`first render without SourcesPanel, warm caches: ${ms(firstNoPanel)}`);
+console.log(`DOM before any interaction: ${domFull.elements} elements, ${domFull.text} characters of text (without SourcesPanel: ${domNoPanel.elements}, ${domNoPanel.text}); plain: ${domPlain.elements}, ${domPlain.text}`);
+console.log(`previews / excerpts mounted before any interaction: ${previewsMounted}`);
+console.log(`collectSources cold (median of ${FIRST_RUNS + 2}): ${ms(cs)}; recomputing the ${allRecords.length} ids: ${ms(floor)}`);
+console.log(`ratio re-render/first render (warm caches): ${ratio(rerender, firstWarm)}`);
+console.log(`ratio collectSources cold/id floor (target ≤ 1.6): ${ratio(cs, floor)}`);
+console.log(`ratio DOM elements/plain react-markdown (target ≤ 1.5): ${ratio(domFull.elements, domPlain.elements)}`);
+console.log(`ratio DOM elements without SourcesPanel/plain react-markdown: ${ratio(domNoPanel.elements, domPlain.elements)}`);
+console.log(`ratio first render without SourcesPanel (warm)/plain react-markdown: ${ratio(firstNoPanel, firstPlain)}`);
+console.log(`ratio first render (cold)/plain react-markdown: ${ratio(firstCold, firstPlain)}`);
+console.log(`ratio first render (warm)/plain react-markdown (target ≤ 1.3): ${ratio(firstWarm, firstPlain)}`);
+console.log(`ratio re-render/first render (target ≤ 0.01): ${ratio(rerender, firstCold)}`);

@@ -28,6 +28,7 @@ import {
 } from "../resolve.js";
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
 import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
+import { suffixesFor } from "./distinguish.js";
 import { DEFAULT_LABELS, mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
 
@@ -107,7 +108,8 @@ function MarkdownLink({
           />
         );
       }
-      return <CitationChip source={source} number={numbers.get(link.id)} labels={labels} />;
+      const suffix = suffixesFor(numbers, (id) => lookup.get(id), labels).get(link.id);
+      return <CitationChip source={source} number={numbers.get(link.id)} suffix={suffix} labels={labels} />;
     }
     case "malformed":
       return <InertCitation label={stripCitationPrefix(labelText)} reason={link.reason} labels={labels} />;

@@ -2,10 +2,11 @@
  * The distinct verified sources one assistant message cites, in first-citation order.
  */
 
-import { memo, useMemo, type ReactElement } from "react";
+import { memo, useMemo, useState, type ReactElement } from "react";
 
 import { describeSource, summarizeCitations, type SourceLookup } from "../resolve.js";
 import { SourceDetails } from "./CitationChip.js";
+import { distinguishSources } from "./distinguish.js";
 import { mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
 
@@ -23,7 +24,9 @@ export type SourcesPanelProps = CitationSourceProps & {
  * as the message's chips are); citations whose evidence is not in the loaded history are counted
  * as "evidence not loaded", malformed ones as malformed. Renders nothing when the message cites
  * nothing. Takes the same evidence props as `KnowledgeMarkdown`, and likewise re-renders only
- * when its Markdown or the evidence before its message changed.
+ * when its Markdown or the evidence before its message changed. The list mounts only while the
+ * panel is open (a closed panel is its toggle alone); two sources of one document are told apart
+ * ("p. 3", "excerpt 2").
  */
 export function SourcesPanel(props: SourcesPanelProps): ReactElement | null {
   const lookup = useCitationLookup(props);
@@ -55,16 +58,18 @@ const PanelBody = memo(function PanelBody({
 }: PanelBodyProps): ReactElement | null {
   const summary = useMemo(() => summarizeCitations(markdown, lookup), [markdown, lookup]);
   const labels = useMemo(() => mergeLabels(partialLabels), [partialLabels]);
+  const suffixes = useMemo(() => distinguishSources(summary.sources, labels), [summary, labels]);
+  const [open, setOpen] = useState(defaultOpen);
   const count = summary.sources.length;
   if (count === 0 && summary.unresolved === 0 && summary.malformed === 0) return null;
   const className = extraClass === undefined ? "dk-sources" : `dk-sources ${extraClass}`;
   return (
     <section className={className} aria-label={labels.sources}>
-      <details open={defaultOpen}>
+      <details open={open} onToggle={(event) => setOpen(event.currentTarget.open)}>
         <summary className="dk-sources-summary">
           {labels.sources} ({count})
         </summary>
-        {count > 0 && (
+        {open && count > 0 && (
           <ol className="dk-sources-list">
             {summary.sources.map((source, index) => {
               const display = describeSource(source);
@@ -79,19 +84,19 @@ const PanelBody = memo(function PanelBody({
                     {index + 1}
                   </span>
                   <span className="dk-source-body">
-                    <SourceDetails display={display} labels={labels} />
+                    <SourceDetails display={display} labels={labels} suffix={suffixes.get(source.id)} />
                   </span>
                 </li>
               );
             })}
           </ol>
         )}
-        {summary.unresolved > 0 && (
+        {open && summary.unresolved > 0 && (
           <p className="dk-sources-note" data-dk-reason="evidence_not_loaded">
             {labels.notLoadedCount(summary.unresolved)}
           </p>
         )}
-        {summary.malformed > 0 && (
+        {open && summary.malformed > 0 && (
           <p className="dk-sources-note" data-dk-reason="malformed">
             {labels.malformedCount(summary.malformed)}
           </p>
