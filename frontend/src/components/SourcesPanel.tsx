@@ -2,7 +2,7 @@
  * The distinct verified sources one assistant message cites, in first-citation order.
  */
 
-import { memo, useMemo, useState, type ReactElement } from "react";
+import { memo, useId, useMemo, useState, type ReactElement } from "react";
 
 import { describeSource, summarizeCitations, type SourceLookup } from "../resolve.js";
 import { SourceDetails } from "./CitationChip.js";
@@ -60,48 +60,58 @@ const PanelBody = memo(function PanelBody({
   const labels = useMemo(() => mergeLabels(partialLabels), [partialLabels]);
   const suffixes = useMemo(() => distinguishSources(summary.sources, labels), [summary, labels]);
   const [open, setOpen] = useState(defaultOpen);
+  const bodyId = `dk-sources-${useId()}`;
   const count = summary.sources.length;
   if (count === 0 && summary.unresolved === 0 && summary.malformed === 0) return null;
   const className = extraClass === undefined ? "dk-sources" : `dk-sources ${extraClass}`;
   return (
     <section className={className} aria-label={labels.sources}>
-      <details open={open} onToggle={(event) => setOpen(event.currentTarget.open)}>
-        <summary className="dk-sources-summary">
-          {labels.sources} ({count})
-        </summary>
-        {open && count > 0 && (
-          <ol className="dk-sources-list">
-            {summary.sources.map((source, index) => {
-              const display = describeSource(source);
-              return (
-                <li
-                  key={source.id}
-                  className="dk-source"
-                  data-dk-kind={display.kind}
-                  data-dk-source-id={display.id}
-                >
-                  <span className="dk-source-number" aria-hidden="true">
-                    {index + 1}
-                  </span>
-                  <span className="dk-source-body">
-                    <SourceDetails display={display} labels={labels} suffix={suffixes.get(source.id)} />
-                  </span>
-                </li>
-              );
-            })}
-          </ol>
-        )}
-        {open && summary.unresolved > 0 && (
-          <p className="dk-sources-note" data-dk-reason="evidence_not_loaded">
-            {labels.notLoadedCount(summary.unresolved)}
-          </p>
-        )}
-        {open && summary.malformed > 0 && (
-          <p className="dk-sources-note" data-dk-reason="malformed">
-            {labels.malformedCount(summary.malformed)}
-          </p>
-        )}
-      </details>
+      {/* A disclosure button, not <details>: closed, the panel is two elements. */}
+      <button
+        type="button"
+        className="dk-sources-summary"
+        aria-expanded={open}
+        aria-controls={open ? bodyId : undefined}
+        onClick={() => setOpen((value) => !value)}
+      >
+        {labels.sources} ({count})
+      </button>
+      {open && (
+        <div id={bodyId} className="dk-sources-body">
+          {count > 0 && (
+            <ol className="dk-sources-list">
+              {summary.sources.map((source, index) => {
+                const display = describeSource(source);
+                return (
+                  <li
+                    key={source.id}
+                    className="dk-source"
+                    data-dk-kind={display.kind}
+                    data-dk-source-id={display.id}
+                  >
+                    <span className="dk-source-number" aria-hidden="true">
+                      {index + 1}
+                    </span>
+                    <span className="dk-source-body">
+                      <SourceDetails display={display} labels={labels} suffix={suffixes.get(source.id)} />
+                    </span>
+                  </li>
+                );
+              })}
+            </ol>
+          )}
+          {summary.unresolved > 0 && (
+            <p className="dk-sources-note" data-dk-reason="evidence_not_loaded">
+              {labels.notLoadedCount(summary.unresolved)}
+            </p>
+          )}
+          {summary.malformed > 0 && (
+            <p className="dk-sources-note" data-dk-reason="malformed">
+              {labels.malformedCount(summary.malformed)}
+            </p>
+          )}
+        </div>
+      )}
     </section>
   );
 });

@@ -53,14 +53,14 @@ describe("SourcesPanel, lean and unambiguous", () => {
     const markdown = `x ${cite(a)} y ${cite(b)}`;
     const messages = [human("q"), toolMessage([a, b, c]), ai(markdown)];
     render(<SourcesPanel markdown={markdown} messages={messages} messageIndex={2} defaultOpen={false} />);
-    const details = document.querySelector("details")!;
+    const toggle = screen.getByRole("button", { name: "Sources (2)" });
     expect(document.querySelector(".dk-sources-list, .dk-excerpt")).toBeNull();
-    expect(screen.getByText("Sources (2)")).toBeTruthy();
-    details.open = true;
-    fireEvent(details, new Event("toggle"));
-    expect(document.querySelectorAll(".dk-source")).toHaveLength(2);
-    details.open = false;
-    fireEvent(details, new Event("toggle"));
+    expect(document.querySelector(".dk-sources")!.querySelectorAll("*")).toHaveLength(1);
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    fireEvent.click(toggle);
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    expect(document.getElementById(toggle.getAttribute("aria-controls")!)!.querySelectorAll(".dk-source")).toHaveLength(2);
+    fireEvent.click(toggle);
     expect(document.querySelector(".dk-sources-list")).toBeNull();
   });
 
