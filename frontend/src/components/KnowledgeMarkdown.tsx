@@ -29,6 +29,8 @@ import {
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
 import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
 import { suffixesFor } from "./distinguish.js";
+import { guardMarkdown } from "./markdownGuard.js";
+import { MessageBoundary, PlainTextMessage } from "./MessageBoundary.js";
 import { DEFAULT_LABELS, mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
 
@@ -232,6 +234,10 @@ const MarkdownBody = memo(function MarkdownBody({
       ] as PluggableList,
     [rehypePlugins],
   );
+  const guarded = useMemo(() => guardMarkdown(body), [body]);
+  if (guarded.kind === "plain") {
+    return <PlainTextMessage text={guarded.text} note={merged.plainFallback} className={className} />;
+  }
   return (
     <CitationContext.Provider value={context}>
       <div className={className === undefined ? "dk-markdown" : `dk-markdown ${className}`}>
@@ -240,7 +246,7 @@ const MarkdownBody = memo(function MarkdownBody({
           rehypePlugins={rehype}
           components={COMPONENTS}
         >
-          {body}
+          {guarded.markdown}
         </Markdown>
         {pending && <span className="dk-pending" aria-hidden="true" title={merged.pending} />}
       </div>
@@ -274,15 +280,18 @@ const MarkdownBody = memo(function MarkdownBody({
  */
 export function KnowledgeMarkdown(props: KnowledgeMarkdownProps): ReactElement {
   const lookup = useCitationLookup(props);
+  const markdown = typeof props.markdown === "string" ? props.markdown : "";
   return (
-    <MarkdownBody
-      markdown={typeof props.markdown === "string" ? props.markdown : ""}
-      lookup={lookup}
-      streaming={props.streaming === true}
-      remarkPlugins={props.remarkPlugins}
-      rehypePlugins={props.rehypePlugins}
-      className={props.className}
-      labels={props.labels}
-    />
+    <MessageBoundary text={markdown} labels={props.labels} className={props.className}>
+      <MarkdownBody
+        markdown={markdown}
+        lookup={lookup}
+        streaming={props.streaming === true}
+        remarkPlugins={props.remarkPlugins}
+        rehypePlugins={props.rehypePlugins}
+        className={props.className}
+        labels={props.labels}
+      />
+    </MessageBoundary>
   );
 }
