@@ -184,3 +184,78 @@ def test_bad_bodies_are_client_errors(client: TestClient) -> None:
         deep = {"x": deep}
     assert client.post(url, json={"input": {"messages": [], "deep": deep}}).status_code == 422
     assert client.post(url, content=b"x" * 1_000_001).status_code == 413
+
+
+def test_malformed_bodies_are_4xx_never_500(client: TestClient) -> None:
+    thread_id = client.post("/api/threads").json()["thread_id"]
+    run_url = f"/api/threads/{thread_id}/runs/wait"
+    state_url = f"/api/threads/{thread_id}/state"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    cases = [
+        (run_url, {"input": {"messages": [["tool", "x"]]}}),
+        (run_url, {"input": {"messages": [("human",)]}}),
+        (run_url, {"input": {"messages": [{"role": "tool", "content": "x"}]}}),
+        (state_url, {"values": {"messages": [["tool", "x"]]}}),
+        (state_url, {"values": {"messages": []}, "as_node": "no-such-node"}),
+        (run_url, {"input": {"messages": [], "n": int("9" * 4000)}}),
+        (run_url, {"input": {"messages": [{"type": "human", "content": "x", "n": -(2**70)}]}}),
+        (state_url, {"values": {"x": float("inf")}}),
+    ]
+    for url, body in cases:
+        import json as _json
+
+        raw = _json.dumps(body).encode()
+        response = client.post(url, content=raw, headers={"Content-Type": "application/json"})
+        assert 400 <= response.status_code < 500, (body, response.text)
+        assert set(response.json()) == {"error", "detail"}
+    for url in (run_url, state_url, "/api/threads", "/api/threads/search"):
+        response = client.post(url, content=deep)
+        assert 400 <= response.status_code < 500 and "detail" in response.json()
+    # The thread is intact and still works.
+    assert client.post(run_url, json={"input": {"messages": [QUESTION]}}).status_code == 200
+
+
+def test_cors_only_for_configured_origins(provider: LocalProvider, tmp_path: Path) -> None:
+    allowed = "http://allowed.test"
+    config = build_config(provider, checkpoint=str(tmp_path / "t.sqlite"), cors_origins=(allowed,))
+    preflight = {
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type",
+    }
+    with TestClient(create_app(config)) as cors:
+        ok = cors.options("/api/threads/search", headers={"Origin": allowed, **preflight})
+        assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == allowed
+        other = cors.options(
+            "/api/threads/search", headers={"Origin": "http://evil.test", **preflight}
+        )
+        assert "access-control-allow-origin" not in other.headers
+        created = cors.post("/api/threads", json={}, headers={"Origin": allowed})
+        assert created.headers["access-control-allow-origin"] == allowed
+        run = cors.post(
+            f"/api/threads/{created.json()['thread_id']}/runs/stream",
+            json={"input": {"messages": [QUESTION]}},
+            headers={"Origin": allowed},
+        )
+        assert "content-location" in run.headers["access-control-expose-headers"].lower()
+    with _client(provider, tmp_path / "u.sqlite") as default:
+        response = default.post("/api/threads", json={}, headers={"Origin": allowed})
+        assert "access-control-allow-origin" not in response.headers
+        assert (
+            default.options("/api/threads", headers={"Origin": allowed, **preflight}).status_code
+            >= 400
+        )
+
+
+def test_page_never_shadows_the_api(provider: LocalProvider, tmp_path: Path) -> None:
+    static = tmp_path / "static"
+    static.mkdir()
+    (static / "index.html").write_text("<!doctype html><title>page</title>")
+    (static / "api").mkdir()
+    (static / "api" / "threads").write_text("not the API")
+    config = build_config(provider, checkpoint=str(tmp_path / "t.sqlite"), static_dir=static)
+    with TestClient(create_app(config)) as app:
+        assert "page" in app.get("/").text
+        assert app.get("/api/threads").status_code == 404
+        assert app.get("/api/threads").json()["detail"].startswith("no API operation")
+        assert app.get("/api/ok").json() == {"ok": True}
+        assert app.post("/api/threads/search", json={}).status_code == 200

@@ -8,10 +8,13 @@ event names are the ones LangGraph Server clients expect.
 from __future__ import annotations
 
 import asyncio
+import select
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -318,3 +321,49 @@ async def test_assistants_info_ok(client: LangGraphClient, base: str) -> None:
         assert (await http.get("/info")).json()["provider"] == "local"
         missing = await http.post("/no/such/operation", json={})
         assert missing.status_code == 404 and "detail" in missing.json()
+
+
+def _raw_post(
+    base: str, path: str, head: dict[str, str], chunks: Iterator[bytes]
+) -> tuple[int, int]:
+    """POST over a plain socket, sending ``chunks`` until the server answers; (status, bytes sent)."""
+    url = urlsplit(base)
+    lines = [
+        f"POST {url.path}{path} HTTP/1.1",
+        f"Host: {url.netloc}",
+        *(f"{k}: {v}" for k, v in head.items()),
+    ]
+    sent = 0
+    with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        for chunk in chunks:
+            if select.select([sock], [], [], 0)[0]:
+                break
+            try:
+                sock.sendall(chunk)
+            except OSError:
+                break
+            sent += len(chunk)
+        status_line = sock.recv(65536).split(b"\r\n", 1)[0]
+    return int(status_line.split()[1]), sent
+
+
+def test_body_limit_enforced_while_reading(base: str) -> None:
+    block = b"x" * 65536
+    total = 200_000_000
+    blocks = total // len(block)
+    status, sent = _raw_post(
+        base,
+        "/threads",
+        {"Content-Type": "application/json", "Content-Length": str(total)},
+        (block for _ in range(blocks)),
+    )
+    assert status == 413 and sent < 20_000_000
+    framed = b"%x\r\n" % len(block) + block + b"\r\n"
+    status, sent = _raw_post(
+        base,
+        "/threads",
+        {"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        (framed for _ in range(blocks)),
+    )
+    assert status == 413 and sent < 20_000_000
