@@ -31,6 +31,7 @@ import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
 import { suffixesFor } from "./distinguish.js";
 import { guardMarkdown } from "./markdownGuard.js";
 import { MessageBoundary, PlainTextMessage } from "./MessageBoundary.js";
+import { markdownOf } from "./messageText.js";
 import { DEFAULT_LABELS, mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
 
@@ -43,8 +44,11 @@ export const KNOWLEDGE_SANITIZE_SCHEMA: SanitizeSchema = defaultSchema;
 type PluggableList = NonNullable<Options["remarkPlugins"]>;
 
 export type KnowledgeMarkdownProps = CitationSourceProps & {
-  /** The assistant message's Markdown. */
-  readonly markdown: string;
+  /**
+   * The assistant message's Markdown (default: the text of `messages[messageIndex]`, so a
+   * LangGraph SDK `Message` list can be passed as it is).
+   */
+  readonly markdown?: string | undefined;
   /**
    * True while the message is still streaming: a citation link still being written at the end
    * (`[citation:A](#knowledge-source-01…`) is held back and shown as a pending marker instead of
@@ -280,7 +284,7 @@ const MarkdownBody = memo(function MarkdownBody({
  */
 export function KnowledgeMarkdown(props: KnowledgeMarkdownProps): ReactElement {
   const lookup = useCitationLookup(props);
-  const markdown = typeof props.markdown === "string" ? props.markdown : "";
+  const markdown = markdownOf(props);
   return (
     <MessageBoundary text={markdown} labels={props.labels} className={props.className}>
       <MarkdownBody

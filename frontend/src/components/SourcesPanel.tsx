@@ -8,11 +8,15 @@ import { describeSource, summarizeCitations, type SourceLookup } from "../resolv
 import { SourceDetails } from "./CitationChip.js";
 import { distinguishSources } from "./distinguish.js";
 import { mergeLabels, type KnowledgeLabels } from "./labels.js";
+import { markdownOf } from "./messageText.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
 
 export type SourcesPanelProps = CitationSourceProps & {
-  /** The assistant message's Markdown (the citations are read from it, outside code). */
-  readonly markdown: string;
+  /**
+   * The assistant message's Markdown (the citations are read from it, outside code); default:
+   * the text of `messages[messageIndex]`.
+   */
+  readonly markdown?: string | undefined;
   /** Whether the list starts expanded (default true). */
   readonly defaultOpen?: boolean | undefined;
   readonly className?: string | undefined;
@@ -32,7 +36,7 @@ export function SourcesPanel(props: SourcesPanelProps): ReactElement | null {
   const lookup = useCitationLookup(props);
   return (
     <PanelBody
-      markdown={typeof props.markdown === "string" ? props.markdown : ""}
+      markdown={markdownOf(props)}
       lookup={lookup}
       defaultOpen={props.defaultOpen ?? true}
       className={props.className}
