@@ -102,7 +102,10 @@ export function SourceDetails({
         </span>
       )}
       <span className="dk-excerpt-label dk-sr-only">{labels.excerpt}: </span>
-      <span className="dk-excerpt">{excerptWithQuote(display.excerpt, quote)}</span>
+      {/* A scrolling box is a tab stop in Chromium: only once the preview is pinned. */}
+      <span className="dk-excerpt" tabIndex={linkFocusable ? 0 : -1}>
+        {excerptWithQuote(display.excerpt, quote)}
+      </span>
       {display.truncated && <span className="dk-truncated">{labels.excerptTruncated}</span>}
       {url !== null && (
         <a
@@ -235,7 +238,7 @@ function ChipPreview({
     if (mark != null && box != null) box.scrollTop = Math.max(0, mark.offsetTop - box.clientHeight / 3);
   }, []);
   return (
-    <span ref={ref} id={id} className="dk-preview" data-dk-source-id={display.id} {...events}>
+    <span ref={ref} id={id} className="dk-preview" data-dk-source-id={display.id} tabIndex={-1} {...events}>
       <SourceDetails display={display} labels={labels} suffix={suffix} quote={quote} linkFocusable={pinned} />
     </span>
   );
