@@ -308,6 +308,7 @@ def test_narrow_screen_can_start_and_switch_conversations(browser: object, gatew
         menu = page.get_by_role("button", name="Conversations")
         menu.click()
         assert menu.get_attribute("aria-expanded") == "true"
+        _shot(page, "chat-narrow-drawer.png")
         page.get_by_role("button", name=QUESTION).first.click()
         page.locator(".demo-msg--ai button.dk-chip").first.wait_for()
         assert page.evaluate("new URLSearchParams(location.search).get('thread')") == first_thread

@@ -335,7 +335,15 @@ export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }
         }}
         {...events}
       >
-        {suffix === undefined ? title : `${title} · ${suffix}`}
+        {suffix === undefined ? (
+          title
+        ) : (
+          // The suffix must stay visible when a long title is cut: title and suffix apart.
+          <>
+            <span className="dk-chip-title">{title}</span>
+            <span className="dk-chip-suffix"> · {suffix}</span>
+          </>
+        )}
       </button>
       {open ? (
         <ChipPreview

@@ -113,7 +113,10 @@ describe("citation chip accessibility", () => {
     await user.tab();
     await user.tab();
     await user.keyboard("{Enter}"); // pin
-    await user.tab(); // into the preview's link
+    await user.tab(); // into the preview: its (scrollable) excerpt
+    expect(document.activeElement?.className).toBe("dk-excerpt");
+    expect(isOpen(chip)).toBe(true);
+    await user.tab(); // its link
     const link = screen.getByRole("link", { name: /Open source/ });
     expect(document.activeElement).toBe(link);
     expect(isOpen(chip)).toBe(true);
