@@ -17,7 +17,8 @@
  *   collectSources       cold (fresh messages, fresh resolver) versus the floor of recomputing
  *                        every record's id (what verification cannot avoid)
  *
- * Each ratio is printed last on its line, measured in this run. Targets (issue 15): first render
+ * Times are CPU time of this process (process.cpuUsage: user + system), not wall time, so that
+ * other load on a shared machine does not skew them. Each ratio is printed last on its line, measured in this run. Targets (issue 15): first render
  * ≤ 1.3× the baseline, DOM elements ≤ 1.5×, re-render ≤ 0.01× first render, collectSources cold
  * ≤ 1.6× the id floor. The DOM count is taken before any interaction (no preview opened).
  * Usage: npm run bench [-- --quick]
@@ -157,14 +158,20 @@ function PlainTranscript({ messages }) {
 const withAnswer = (base, text) => [...base, { type: "ai", id: "streaming", content: text }];
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value) => `${value.toFixed(2)} ms`;
+// CPU time of this process (user + system), in ms: on a shared machine, wall time includes
+// waiting for a core, CPU time does not, so ratios of CPU times are far steadier.
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 function mount(messages, resolver, element = (props) => h(Transcript, props)) {
   const container = document.createElement("div");
   document.body.appendChild(container);
   const reactRoot = createRoot(container);
-  const start = performance.now();
+  const start = cpuNow();
   flushSync(() => reactRoot.render(element({ messages, resolver })));
-  return { reactRoot, container, elapsed: performance.now() - start };
+  return { reactRoot, container, elapsed: cpuNow() - start };
 }
 
 const domSize = (container) => ({
@@ -192,44 +199,37 @@ for (let run = 0; run < FIRST_RUNS; run++) {
   unmount(mounted);
 }
 
-// First render, warm: verified message objects, a new root.
+// First render, warm (verified message objects, a new root), with and without the sources
+// panel, and the floor (plain react-markdown + rehype-sanitize), interleaved run by run so that
+// all three see the same machine load. The DOM is counted before any interaction.
 const resolver = createSourceResolver();
 const base = structuredClone(history);
-unmount(mount(withAnswer(base, streamingBase), resolver));
+const full = (p) => h(Transcript, p);
+const noPanel = (p) => h(Transcript, { ...p, panel: false });
+const plainOf = (p) => h(PlainTranscript, p);
+for (const element of [full, noPanel, plainOf]) unmount(mount(withAnswer(base, streamingBase), resolver, element));
 const warm = [];
-for (let run = 0; run < FIRST_RUNS; run++) {
-  const mounted = mount(withAnswer(base, streamingBase), resolver);
-  warm.push(mounted.elapsed);
-  unmount(mounted);
-}
-
-// First render without the sources panel (warm), and the DOM both build before any interaction.
 const warmNoPanel = [];
+const plain = [];
 let domFull;
 let domNoPanel;
-let previewsMounted;
-for (let run = 0; run < FIRST_RUNS; run++) {
-  const mountedNoPanel = mount(withAnswer(base, streamingBase), resolver, (p) => h(Transcript, { ...p, panel: false }));
-  warmNoPanel.push(mountedNoPanel.elapsed);
-  domNoPanel = domSize(mountedNoPanel.container);
-  unmount(mountedNoPanel);
-}
-{
-  const mountedFull = mount(withAnswer(base, streamingBase), resolver);
-  domFull = domSize(mountedFull.container);
-  previewsMounted = mountedFull.container.querySelectorAll(".dk-preview, .dk-excerpt").length;
-  unmount(mountedFull);
-}
-
-// The floor: plain react-markdown + rehype-sanitize.
-const plain = [];
 let domPlain;
-unmount(mount(withAnswer(base, streamingBase), null, (p) => h(PlainTranscript, p)));
-for (let run = 0; run < FIRST_RUNS; run++) {
-  const mountedPlain = mount(withAnswer(base, streamingBase), null, (p) => h(PlainTranscript, p));
-  plain.push(mountedPlain.elapsed);
-  domPlain = domSize(mountedPlain.container);
-  unmount(mountedPlain);
+let previewsMounted;
+for (let run = 0; run < FIRST_RUNS + 2; run++) {
+  for (const [element, times] of [[full, warm], [noPanel, warmNoPanel], [plainOf, plain]]) {
+    const mounted = mount(withAnswer(base, streamingBase), resolver, element);
+    times.push(mounted.elapsed);
+    const size = domSize(mounted.container);
+    if (element === full) {
+      domFull = size;
+      previewsMounted = mounted.container.querySelectorAll(".dk-preview, .dk-excerpt").length;
+    } else if (element === noPanel) {
+      domNoPanel = size;
+    } else {
+      domPlain = size;
+    }
+    unmount(mounted);
+  }
 }
 
 // collectSources, cold, versus recomputing every record's id.
@@ -239,15 +239,15 @@ const idFloor = [];
 for (let run = 0; run < FIRST_RUNS + 2; run++) {
   const fresh = withAnswer(structuredClone(history), streamingBase);
   const coldResolver = createSourceResolver();
-  let start = performance.now();
+  let start = cpuNow();
   const lookup = coldResolver.collectSources(fresh, fresh.length);
-  collectCold.push(performance.now() - start);
+  collectCold.push(cpuNow() - start);
   if (lookup.size !== allRecords.length) throw new Error(`collectSources found ${lookup.size} sources`);
   const records = structuredClone(allRecords);
-  start = performance.now();
+  start = cpuNow();
   let sink = 0;
   for (const record of records) sink += sourceId(record).length;
-  idFloor.push(performance.now() - start);
+  idFloor.push(cpuNow() - start);
   if (sink !== 32 * records.length) throw new Error("unexpected id length");
 }
 
@@ -258,9 +258,9 @@ const tokens = [];
 for (let token = 0; token < TOKENS; token++) {
   text += ` token${token}`;
   const messages = withAnswer(base, text);
-  const start = performance.now();
+  const start = cpuNow();
   flushSync(() => mounted.reactRoot.render(h(Transcript, { messages, resolver })));
-  tokens.push(performance.now() - start);
+  tokens.push(cpuNow() - start);
 }
 const chips = mounted.container.querySelectorAll(".dk-chip").length;
 unmount(mounted);
@@ -272,14 +272,14 @@ const rerender = median(tokens);
 console.log(`messages: ${history.length + 1}, tool messages: ${TURNS}, sources: ${TURNS * SOURCES_PER_TOOL}, chips rendered: ${chips}`);
 console.log(`resolver: ${stats.validations} validations, ${stats.indexBuilds} index builds, ${stats.historyScans} history scans`);
 console.log(`first render, cold (median of ${FIRST_RUNS}): ${ms(firstCold)}  [${cold.map((v) => v.toFixed(0)).join(", ")}]`);
-console.log(`first render, warm caches (median of ${FIRST_RUNS}): ${ms(firstWarm)}`);
+console.log(`first render, warm caches (median of ${FIRST_RUNS + 2}): ${ms(firstWarm)}`);
 console.log(`re-render after one token (median of ${TOKENS}): ${ms(rerender)}  [p90 ${ms([...tokens].sort((a, b) => a - b)[Math.floor(TOKENS * 0.9)])}]`);
 const firstPlain = median(plain);
 const firstNoPanel = median(warmNoPanel);
 const cs = median(collectCold);
 const floor = median(idFloor);
 const ratio = (a, b) => (a / b).toFixed(a / b < 0.1 ? 4 : 2);
-console.log(`baseline: plain react-markdown + rehype-sanitize (median of ${FIRST_RUNS}): ${ms(firstPlain)}`);
+console.log(`baseline: plain react-markdown + rehype-sanitize (median of ${FIRST_RUNS + 2}): ${ms(firstPlain)}`);
 console.log(`first render without SourcesPanel, warm caches: ${ms(firstNoPanel)}`);
 console.log(`DOM before any interaction: ${domFull.elements} elements, ${domFull.text} characters of text (without SourcesPanel: ${domNoPanel.elements}, ${domNoPanel.text}); plain: ${domPlain.elements}, ${domPlain.text}`);
 console.log(`previews / excerpts mounted before any interaction: ${previewsMounted}`);

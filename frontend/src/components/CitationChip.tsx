@@ -124,6 +124,11 @@ export function SourceDetails({
   );
 }
 
+const HOVERED = 1;
+const FOCUSED = 2;
+const PINNED = 4;
+const DISMISSED = 8;
+
 // Blocks whose text is "the sentence" a chip cites.
 const SENTENCE_BLOCK = "p, li, td, th, blockquote, h1, h2, h3, h4, h5, h6, dd, dt";
 const SENTENCE_END = /[.!?。！？]\s+(?=\S)/g;
@@ -211,6 +216,7 @@ function ChipPreview({
   anchor,
   pinned,
   events,
+  onDismiss,
 }: {
   readonly id: string;
   readonly display: SourceDisplay;
@@ -225,8 +231,19 @@ function ChipPreview({
     onBlur(event: FocusEvent<HTMLElement>): void;
     onKeyDown(event: KeyboardEvent<HTMLElement>): void;
   };
+  readonly onDismiss: () => void;
 }): ReactElement {
   const ref = useRef<HTMLSpanElement>(null);
+  // Escape also dismisses a preview opened by hover alone (focus elsewhere): WCAG 1.4.13.
+  const dismiss = useRef(onDismiss);
+  dismiss.current = onDismiss;
+  useEffect(() => {
+    const onKeyDown = (event: globalThis.KeyboardEvent): void => {
+      if (event.key === "Escape") dismiss.current();
+    };
+    document.addEventListener("keydown", onKeyDown);
+    return () => document.removeEventListener("keydown", onKeyDown);
+  }, []);
   // Computed once, when the preview opens: what the sentence before the chip quotes.
   const [quote] = useState(() =>
     anchor.current === null ? null : findQuote(citedSentence(anchor.current), display.excerpt),
@@ -261,26 +278,13 @@ export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }
   const display = describeSource(source);
   const previewId = `dk-preview-${useId()}`;
   const buttonRef = useRef<HTMLButtonElement>(null);
-  const [hovered, setHovered] = useState(false);
-  const [focused, setFocused] = useState(false);
-  const [pinned, setPinned] = useState(false);
-  const [dismissed, setDismissed] = useState(false);
-  const open = !dismissed && (hovered || focused || pinned);
+  // One state word (hovered | focused | pinned | dismissed): a closed chip costs one hook.
+  const [flags, setFlags] = useState(0);
+  const open = (flags & DISMISSED) === 0 && (flags & (HOVERED | FOCUSED | PINNED)) !== 0;
+  const pinned = (flags & PINNED) !== 0;
   const title = display.title ?? labels.untitled;
   const named = suffix === undefined ? title : `${title} (${suffix})`;
-
-  // Escape also dismisses a preview opened by hover alone (focus elsewhere): WCAG 1.4.13.
-  useEffect(() => {
-    if (!open) return undefined;
-    const onKeyDown = (event: globalThis.KeyboardEvent): void => {
-      if (event.key === "Escape") {
-        setDismissed(true);
-        setPinned(false);
-      }
-    };
-    document.addEventListener("keydown", onKeyDown);
-    return () => document.removeEventListener("keydown", onKeyDown);
-  }, [open]);
+  const update = (set: number, clear: number): void => setFlags((value) => (value | set) & ~clear);
 
   const isOurs = (target: EventTarget | null): boolean =>
     target instanceof Node &&
@@ -288,30 +292,20 @@ export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }
       document.getElementById(previewId)?.contains(target) === true);
 
   const events = {
-    onMouseEnter: (): void => {
-      setHovered(true);
-      setDismissed(false);
-    },
+    onMouseEnter: (): void => update(HOVERED, DISMISSED),
     onMouseLeave: (event: MouseEvent<HTMLElement>): void => {
-      if (!isOurs(event.relatedTarget)) setHovered(false);
+      if (!isOurs(event.relatedTarget)) update(0, HOVERED);
     },
     onFocus: (event: FocusEvent<HTMLElement>): void => {
-      if (!isOurs(event.relatedTarget)) {
-        setFocused(true);
-        setDismissed(false);
-      }
+      if (!isOurs(event.relatedTarget)) update(FOCUSED, DISMISSED);
     },
     onBlur: (event: FocusEvent<HTMLElement>): void => {
-      if (!isOurs(event.relatedTarget)) {
-        setFocused(false);
-        setPinned(false);
-      }
+      if (!isOurs(event.relatedTarget)) update(0, FOCUSED | PINNED);
     },
     onKeyDown: (event: KeyboardEvent<HTMLElement>): void => {
       if (event.key === "Escape" && open) {
         event.stopPropagation();
-        setDismissed(true);
-        setPinned(false);
+        update(DISMISSED, PINNED);
         if (event.target !== buttonRef.current) buttonRef.current?.focus();
       }
     },
@@ -329,10 +323,7 @@ export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }
         aria-describedby={previewId}
         aria-expanded={open}
         aria-label={`${labels.source}${number === undefined ? "" : ` ${number}`}: ${named}`}
-        onClick={() => {
-          setDismissed(false);
-          setPinned((value) => !value);
-        }}
+        onClick={() => setFlags((value) => (value ^ PINNED) & ~DISMISSED)}
         {...events}
       >
         {suffix === undefined ? (
@@ -354,6 +345,7 @@ export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }
           anchor={buttonRef}
           pinned={pinned}
           events={events}
+          onDismiss={() => update(DISMISSED, PINNED)}
         />
       ) : (
         <span id={previewId} className="dk-sr-only">
