@@ -65,6 +65,7 @@ live-check: python-deps
 
 vitest: node-deps
 	npm test
+	npm run test:gateway --workspace=@deerflow/knowledge-citations
 
 test: bootstrap lint typecheck pytest live-check vitest
 

@@ -8,6 +8,7 @@ event names are the ones LangGraph Server clients expect.
 from __future__ import annotations
 
 import asyncio
+import re
 import select
 import socket
 import uuid
@@ -163,7 +164,7 @@ async def test_wait_create_join_get_list_delete(client: LangGraphClient) -> None
     assert len(joined["messages"]) == 8
     assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
     listed = await client.runs.list(tid)
-    assert [r["run_id"] for r in listed][0] == run["run_id"] and len(listed) == 2
+    assert listed[0]["run_id"] == run["run_id"] and len(listed) == 2
     assert listed[1]["metadata"] == {"who": "me"}
     await client.runs.delete(tid, run["run_id"])
     with pytest.raises(NotFoundError):
@@ -253,20 +254,19 @@ async def test_if_not_exists(client: LangGraphClient) -> None:
 async def test_multitask_reject_is_409_and_enqueue_keeps_order(client: LangGraphClient) -> None:
     thread = await client.threads.create()
     tid = thread["thread_id"]
-    first = await client.runs.create(tid, "agent", input=human(QUESTION))
-    with pytest.raises(ConflictError):
-        await client.runs.create(tid, "agent", input=human("second"))
-    await client.runs.join(tid, first["run_id"])
     questions = [f"question {i}" for i in range(30)]
     runs = [
         await client.runs.create(tid, "agent", input=human(q), multitask_strategy="enqueue")
         for q in questions
     ]
+    # Thirty runs queued on the thread: it is busy, and "reject" (the default) refuses another.
+    with pytest.raises(ConflictError):
+        await client.runs.create(tid, "agent", input=human("rejected"))
     await asyncio.gather(*(client.runs.join(tid, r["run_id"]) for r in runs))
     messages = (await client.threads.get_state(tid))["values"]["messages"]
-    assert [m["content"] for m in messages if m["type"] == "human"] == [QUESTION, *questions]
+    assert [m["content"] for m in messages if m["type"] == "human"] == questions
     # Every turn is complete: human, ai (tool call), tool, ai — nothing lost or interleaved.
-    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"] * 31
+    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"] * 30
     assert {r["status"] for r in await client.runs.list(tid, limit=100)} == {"success"}
 
 
@@ -288,9 +288,22 @@ async def test_thirty_concurrent_enqueued_runs_lose_no_message(client: LangGraph
 async def test_cancel_and_on_disconnect(client: LangGraphClient) -> None:
     thread = await client.threads.create()
     tid = thread["thread_id"]
-    run = await client.runs.create(tid, "agent", input=human(QUESTION))
-    await client.runs.cancel(tid, run["run_id"], wait=True)
-    assert (await client.runs.get(tid, run["run_id"]))["status"] in ("interrupted", "success")
+    queued = [
+        await client.runs.create(tid, "agent", input=human(f"q{i}"), multitask_strategy="enqueue")
+        for i in range(6)
+    ]
+    last = queued[-1]["run_id"]
+    await client.runs.cancel(tid, last, wait=True)  # still waiting its turn: it never runs
+    assert (await client.runs.get(tid, last))["status"] == "interrupted"
+    with pytest.raises(ConflictError):
+        await client.runs.cancel(tid, last)
+    await asyncio.gather(*(client.runs.join(tid, r["run_id"]) for r in queued[:-1]))
+    questions = [
+        m["content"]
+        for m in (await client.threads.get_state(tid))["values"]["messages"]
+        if m["type"] == "human"
+    ]
+    assert questions == [f"q{i}" for i in range(5)]
     async for part in client.runs.stream(
         tid, "agent", input=human(QUESTION), on_disconnect="cancel", stream_mode="messages-tuple"
     ):
@@ -367,3 +380,13 @@ def test_body_limit_enforced_while_reading(base: str) -> None:
         (framed for _ in range(blocks)),
     )
     assert status == 413 and sent < 20_000_000
+
+
+def test_readme_python_client_snippet_runs(base: str, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    (snippet,) = re.findall(r"^```python gateway\n(.*?)^```", readme, re.DOTALL | re.MULTILINE)
+    assert "http://127.0.0.1:8000/api" in snippet
+    code = snippet.replace("http://127.0.0.1:8000/api", base)
+    exec(compile(code, "README.md gateway snippet", "exec"), {"__name__": "__readme__"})
+    answer, title = capsys.readouterr().out.strip().splitlines()[-2:]
+    assert "#knowledge-source-" in answer and title

@@ -23,12 +23,13 @@ from typing import Any, Final
 from deerflow.knowledge.server.http import ApiError
 from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.streaming import EventTranslator, RunStream
-from deerflow.knowledge.server.wire import dumps, iso_now
+from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
 
 __all__ = [
     "DEFAULT_RUN_TIMEOUT_SECONDS",
     "FINISHED_RUNS_KEPT",
     "STALE_RUN_GRACE_SECONDS",
+    "THREAD_MEMOS_KEPT",
     "RunManager",
     "RunPlan",
 ]
@@ -38,6 +39,8 @@ DEFAULT_RUN_TIMEOUT_SECONDS: Final = 300.0
 STALE_RUN_GRACE_SECONDS: Final = 60.0
 #: Finished runs whose events stay in memory for ``join_stream`` / ``Last-Event-ID`` replays.
 FINISHED_RUNS_KEPT: Final = 200
+#: Threads whose encoded messages stay in memory (least recently run dropped first).
+THREAD_MEMOS_KEPT: Final = 64
 _log = logging.getLogger(__name__)
 
 
@@ -58,6 +61,7 @@ class RunPlan:
     interrupt_after: Any = None
     durability: str | None = None
     delete_thread_after: bool = False
+    stopped_at_interrupt: bool = False
 
 
 class RunManager:
@@ -78,6 +82,7 @@ class RunManager:
         self._lanes: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
         self._admit = asyncio.Lock()
+        self._memos: OrderedDict[str, dict[Any, Any]] = OrderedDict()
 
     def stream(self, run_id: str) -> RunStream | None:
         return self.streams.get(run_id)
@@ -155,7 +160,8 @@ class RunManager:
         status = "interrupted"
         try:
             async with lane:
-                await self.records.update_run(thread_id, run_id, status="running")
+                record.update(status="running", updated_at=iso_now())
+                await self.records.put_run(record)
                 await self.records.touch_thread(thread_id, status="busy")
                 status = await self._run_graph(plan, stream)
         except asyncio.CancelledError:
@@ -166,7 +172,7 @@ class RunManager:
                 del self._waiting[thread_id]
                 self._lanes.pop(thread_id, None)
             try:
-                await self._finish(plan, run_id, status)
+                await self._finish(plan, record, status)
             except Exception:
                 _log.exception("recording the end of run %s failed", run_id)
             stream.finish()
@@ -174,7 +180,17 @@ class RunManager:
             self._forget_old()
 
     async def _run_graph(self, plan: RunPlan, stream: RunStream) -> str:
-        translator = EventTranslator(stream, plan.modes, subgraphs=plan.subgraphs)
+        translator = EventTranslator(
+            stream, plan.modes, subgraphs=plan.subgraphs, encoder=WireEncoder(self._memo(plan))
+        )
+        status = await self._stream_graph(plan, stream, translator)
+        # A run that stopped at an interrupt succeeded; its thread waits for a resume.
+        plan.stopped_at_interrupt = status == "success" and translator.interrupted
+        return status
+
+    async def _stream_graph(
+        self, plan: RunPlan, stream: RunStream, translator: EventTranslator
+    ) -> str:
         options: dict[str, Any] = {
             "stream_mode": translator.graph_modes(),
             "subgraphs": plan.subgraphs,
@@ -212,20 +228,29 @@ class RunManager:
             return "error"
         return "success"
 
-    async def _finish(self, plan: RunPlan, run_id: str, status: str) -> None:
-        await self.records.update_run(plan.thread_id, run_id, status=status)
+    async def _finish(self, plan: RunPlan, record: dict[str, Any], status: str) -> None:
+        record.update(status=status, updated_at=iso_now())
+        await self.records.put_run(record)
         if plan.delete_thread_after:
             if self.on_thread_done is not None:
                 await self.on_thread_done(plan.thread_id)
             return
         thread_status = "error" if status in ("error", "timeout") else "idle"
-        if status == "success":
-            snapshot = await self.graph.aget_state(plan.config)
-            if snapshot.next:
-                thread_status = "interrupted"
+        if plan.stopped_at_interrupt:
+            thread_status = "interrupted"
         if self._waiting.get(plan.thread_id):
             thread_status = "busy"
         await self.records.touch_thread(plan.thread_id, status=thread_status)
+
+    def _memo(self, plan: RunPlan) -> dict[Any, Any]:
+        """The thread's message memo: its history is encoded once, not once per run."""
+        memo = self._memos.pop(plan.thread_id, None)
+        if memo is None:
+            memo = {}
+        self._memos[plan.thread_id] = memo
+        while len(self._memos) > THREAD_MEMOS_KEPT:
+            self._memos.popitem(last=False)
+        return memo
 
     def _forget_old(self) -> None:
         finished = [rid for rid, s in self.streams.items() if s.done.is_set()]

@@ -99,19 +99,28 @@ class RunStream:
 class EventTranslator:
     """Turns ``graph.astream`` parts into events on a :class:`RunStream`."""
 
-    def __init__(self, stream: RunStream, modes: Collection[str], *, subgraphs: bool) -> None:
+    def __init__(
+        self,
+        stream: RunStream,
+        modes: Collection[str],
+        *,
+        subgraphs: bool,
+        encoder: WireEncoder | None = None,
+    ) -> None:
         self.stream = stream
         self.modes = frozenset(modes)
         self.subgraphs = subgraphs
-        self.encoder = WireEncoder()
+        self.encoder = encoder or WireEncoder()
         self._partial: dict[str, BaseMessageChunk] = {}
         self._seen: set[str] = set()
+        #: Whether the run stopped at an interrupt (seen in its ``updates``, which are always asked
+        #: for: re-reading the state afterwards would cost a full checkpoint load per run).
+        self.interrupted = False
 
     def graph_modes(self) -> list[str]:
-        graph = {_GRAPH_MODE.get(m, m) for m in self.modes}
-        if "messages" in self.modes:
-            graph.add("updates")  # a streamed message is complete when its node's update lands
-        return sorted(graph)
+        # ``updates`` always: a streamed message is complete when its node's update lands, and an
+        # interrupt shows up there.
+        return sorted({_GRAPH_MODE.get(m, m) for m in self.modes} | {"updates"})
 
     def feed(self, part: Any) -> None:
         if self.subgraphs:
@@ -125,6 +134,8 @@ class EventTranslator:
         elif mode == "messages":
             self._message(chunk, suffix)
         elif mode == "updates":
+            if not namespace and isinstance(chunk, dict) and "__interrupt__" in chunk:
+                self.interrupted = True
             if "updates" in self.modes:
                 self.stream.emit("updates" + suffix, dumps(chunk))
             if "messages" in self.modes:

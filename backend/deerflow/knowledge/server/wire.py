@@ -65,24 +65,30 @@ def dumps(value: Any) -> bytes:
 
 
 class WireEncoder:
-    """Encodes values frames, remembering each message object's JSON for the encoder's lifetime.
+    """Encodes values frames, remembering each message's JSON.
 
-    Messages are keyed by identity and kept alive by the memo, so an identity is never reused for
-    another object while it is remembered. LangGraph hands a run the same message objects in every
-    step; a message replaced by id arrives as a new object and is encoded anew.
+    A message with an id is remembered by id, together with the object: the JSON is reused for the
+    same object or an equal one (a run reads the thread's history from its checkpoint as new but
+    equal objects), so a message replaced under its id is encoded anew. ``memo`` may be shared by
+    the encoders of one thread's runs, so its history is encoded once, not once per run.
     """
 
-    def __init__(self) -> None:
-        self._memo: dict[int, tuple[BaseMessage, bytes]] = {}
+    def __init__(self, memo: dict[Any, tuple[BaseMessage, bytes]] | None = None) -> None:
+        self._memo: dict[Any, tuple[BaseMessage, bytes]] = {} if memo is None else memo
         self.encoded = 0
 
     def message(self, message: BaseMessage) -> bytes:
-        hit = self._memo.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
+        key = message.id or id(message)
+        hit = self._memo.get(key)
+        if hit is not None:
+            if hit[0] is message:
+                return hit[1]
+            if message.id and _same(hit[0], message):
+                self._memo[key] = (message, hit[1])  # identity from now on
+                return hit[1]
         data = dumps(message)
         self.encoded += 1
-        self._memo[id(message)] = (message, data)
+        self._memo[key] = (message, data)
         return data
 
     def messages(self, messages: list[Any]) -> bytes:
@@ -101,6 +107,15 @@ class WireEncoder:
                 encoded = dumps(value)
             parts.append(dumps(str(key)) + b":" + encoded)
         return b"{" + b",".join(parts) + b"}"
+
+
+def _same(a: BaseMessage, b: BaseMessage) -> bool:
+    # Field-for-field equality (what ``==`` checks, without pydantic's slower generic path).
+    return (
+        type(a) is type(b)
+        and a.__dict__ == b.__dict__
+        and a.__pydantic_extra__ == b.__pydantic_extra__
+    )
 
 
 def checkpoint_of(config: Mapping[str, Any] | None, thread_id: str) -> dict[str, Any] | None:
