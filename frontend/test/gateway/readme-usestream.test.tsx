@@ -1,21 +1,20 @@
 // @vitest-environment jsdom
 /**
  * The README's `useStream` example, verbatim between the markers, typechecked (`npm run
- * typecheck` covers test/) and executed against a real gateway process with the official client.
+ * typecheck` covers test/) and executed against the real gateway process of test/gateway/
+ * global-setup.ts with the official client (`npm run test:gateway`).
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-
-import { canRunGateway, startGateway, type Gateway } from "./support/gateway.js";
+import { afterEach, expect, inject, it } from "vitest";
 
 // --- README useStream example: begin ---
 import type { Message } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
-import { KnowledgeMarkdown, SourcesPanel } from "../src/index.js"; // "@deerflow/knowledge-citations"
+import { KnowledgeMarkdown, SourcesPanel } from "../../src/index.js"; // "@deerflow/knowledge-citations"
 
 export function Chat({ apiUrl = "http://127.0.0.1:8000/api" }: { apiUrl?: string }) {
   const stream = useStream<{ messages: Message[] }>({ apiUrl, assistantId: "agent", fetchStateHistory: { limit: 1 } });
@@ -37,13 +36,6 @@ export function Chat({ apiUrl = "http://127.0.0.1:8000/api" }: { apiUrl?: string
 }
 // --- README useStream example: end ---
 
-let gateway: Gateway | null = null;
-
-beforeAll(async () => {
-  if (canRunGateway()) gateway = await startGateway();
-}, 90_000);
-
-afterAll(() => gateway?.stop());
 afterEach(cleanup);
 
 it("is the example the README shows, verbatim", () => {
@@ -51,15 +43,15 @@ it("is the example the README shows, verbatim", () => {
   const begin = "// --- README useStream example: begin ---\n";
   const example = source
     .slice(source.indexOf(begin) + begin.length, source.indexOf("// --- README useStream example: end ---"))
-    .replace('from "../src/index.js"; // "@deerflow/knowledge-citations"', 'from "@deerflow/knowledge-citations";');
-  const readme = readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8");
+    .replace('from "../../src/index.js"; // "@deerflow/knowledge-citations"', 'from "@deerflow/knowledge-citations";');
+  const readme = readFileSync(resolve(dirname(fileURLToPath(import.meta.url)), "../../../README.md"), "utf8");
   expect(readme).toContain("```tsx\n" + example + "```");
 });
 
-it.skipIf(!canRunGateway())(
+it(
   "asks a real gateway through useStream and renders verified chips",
   async () => {
-    render(<Chat apiUrl={gateway!.apiUrl} />);
+    render(<Chat apiUrl={inject("gatewayUrl")} />);
     fireEvent.click(screen.getByRole("button", { name: "Ask" }));
     await waitFor(() => expect(screen.getByRole("region", { name: "Sources" })).toBeTruthy(), { timeout: 30_000 });
     const chips = screen.getAllByRole("button", { name: /^Source \d+: / });
