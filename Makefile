@@ -83,3 +83,4 @@ bench: bootstrap
 vectors: python-deps
 	$(UV) run python scripts/generate_vectors.py
 	$(UV) run python scripts/generate_native_vectors.py
+	$(UV) run python scripts/generate_display_vectors.py

@@ -459,3 +459,42 @@ def test_serve_names_the_missing_model_integration() -> None:
     result = CliRunner().invoke(app, ["serve", "--model", "openai:gpt-4o-mini", "--port", "8999"])
     assert result.exit_code == 2
     assert "install its integration (langchain-openai)" in result.output
+
+
+def _export_row(text: str = "Evidence 1.", cited: bool = True) -> dict[str, Any]:
+    record = {
+        "id": f"{'7' * 32}-1",
+        "provider": "ragflow",
+        "dataset_id": "kb",
+        "document_id": "doc",
+        "chunk_id": "chunk",
+        "dataset_name": "Engineering",
+        "document_name": "Manual.pdf",
+        "text": text,
+        "pages": [],
+        "truncated": False,
+    }
+    link = f"[citation:1](#knowledge-{record['id']})" if cited else "no link"
+    return {
+        "id": "item-1",
+        "result": f"Report {link}.",
+        "result_artifact": {
+            "knowledge_sources": {"version": 1, "sources": [record], "omitted_count": 0}
+        },
+    }
+
+
+def test_verify_reads_a_saved_batch_export(tmp_path: Path) -> None:
+    # Before: an export was "not a saved thread" (exit 2).
+    export = tmp_path / "batch.jsonl"
+    export.write_text(json.dumps(_export_row()) + "\n" + json.dumps(_export_row()) + "\n")
+    result = runner.invoke(app, ["verify", str(export), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["assistant_messages"] == 2 and data["counts"]["verified"] == 2
+    assert data["citations"][0]["title"] == "Manual.pdf"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(_export_row(text="  ")))  # blank text: evidence rejected whole
+    result = runner.invoke(app, ["verify", str(forged), "--json"])
+    assert result.exit_code == 1
+    assert json.loads(result.output)["citations"][0]["reason"] == "blank_field"

@@ -15,6 +15,7 @@ const PUBLIC_EXPORTS = [
   "ID_DOMAIN_TAG",
   "ID_HEX_CHARS",
   "ID_PATTERN",
+  "INVISIBLE_FORMAT_RANGES",
   "InertCitation",
   "KNOWLEDGE_SANITIZE_SCHEMA",
   "KNOWLEDGE_SOURCES_KEY",
@@ -34,6 +35,8 @@ const PUBLIC_EXPORTS = [
   "MAX_NESTING_DEPTH",
   "MAX_PAGE",
   "MAX_PROVIDER_CHARS",
+  "MAX_SAVED_PAYLOAD_CHARS",
+  "MAX_SAVED_SOURCES",
   "MAX_SOURCES",
   "MAX_TITLE_CHARS",
   "MAX_URL_CHARS",
@@ -87,8 +90,10 @@ const PUBLIC_EXPORTS = [
   "nativeHandle",
   "readEnvelope",
   "readNative",
+  "readSavedEvidence",
   "relabelOrphans",
   "safeExternalUrl",
+  "savedEvidenceLookup",
   "sourceId",
   "sourceLookupFrom",
   "summarizeCitations",
@@ -96,6 +101,7 @@ const PUBLIC_EXPORTS = [
   "useCitationLookup",
   "utf16ToCodePointIndex",
   "validateRecordFields",
+  "visibleText",
 ];
 
 it("keeps the sorted public export list stable", () => {

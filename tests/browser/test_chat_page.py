@@ -152,6 +152,8 @@ def test_question_yields_chips_with_previews_that_survive_reload(page: object) -
     # Lean: no preview is mounted before any interaction.
     assert page.locator(".dk-preview, .dk-excerpt").count() == 0  # type: ignore[attr-defined]
     first = chips.first
+    # The title is the button's text, isolated by the button as a <bdi> would (contract §8).
+    assert first.evaluate("e => getComputedStyle(e).unicodeBidi") == "isolate"
     preview = _preview_of(page, first)
     first.hover()
     preview.wait_for(state="visible")

@@ -55,7 +55,6 @@ from deerflow.knowledge.native import (
     NativeSource,
     build_native_snapshot,
     native_handle,
-    prune_native_snapshot,
     read_native,
 )
 from deerflow.knowledge.tools import make_knowledge_tool, search_text
@@ -114,7 +113,6 @@ __all__ = [
     "make_task_tool",
     "native_handle",
     "prune_evidence",
-    "prune_native_snapshot",
     "read_envelope",
     "read_native",
     "relabel_orphans",

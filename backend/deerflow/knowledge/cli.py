@@ -34,12 +34,14 @@ from deerflow.knowledge.envelope import (
 )
 from deerflow.knowledge.native import read_native
 from deerflow.knowledge.providers._http import ProviderError
+from deerflow.knowledge.saved_evidence import SavedReport, read_saved_export
 from deerflow.knowledge.settings import (
     PROVIDER_NAMES,
     KnowledgeSettings,
     build_provider,
     load_settings,
 )
+from deerflow.knowledge.visible import visible_text
 
 __all__ = [
     "CITATION_STATUSES",
@@ -47,6 +49,7 @@ __all__ = [
     "CitationStatus",
     "ThreadFormatError",
     "app",
+    "audit_saved_export",
     "audit_thread",
     "main",
     "thread_messages",
@@ -86,8 +89,9 @@ def main() -> None:
 
 
 def _safe(text: object) -> Text:
-    """Untrusted text for the terminal: no markup, no control characters (newline and tab kept)."""
-    return Text(_UNSAFE_RE.sub("\ufffd", str(text)))
+    """Untrusted text for the terminal: no markup, no control characters (newline and tab kept),
+    invisible format characters such as bidi overrides spelled ``<U+XXXX>``."""
+    return Text(_UNSAFE_RE.sub("\ufffd", visible_text(str(text))))
 
 
 def _fail(message: str, code: int = 1) -> NoReturn:
@@ -537,6 +541,32 @@ def audit_thread(messages: list[dict[str, Any]]) -> list[CitationAudit]:
     return audits
 
 
+def audit_saved_export(
+    reports: list[SavedReport],
+) -> tuple[list[dict[str, Any]], list[CitationAudit]]:
+    """Audit each exported report's citations against its own saved evidence only.
+
+    Verified: the evidence passed ``read_saved_evidence`` and holds the id. Forged: the evidence
+    was rejected whole (the reason is its error) and its payload names the id. Otherwise the
+    evidence is not loaded. Each report counts as one assistant message.
+    """
+    messages: list[dict[str, Any]] = []
+    audits: list[CitationAudit] = []
+    for index, saved in enumerate(reports):
+        evidence, error = saved.result.evidence, saved.result.error
+        verified = {s.id: s.document_name for s in evidence.sources} if evidence else {}
+        failed: dict[str, str] = {}
+        snapshot = (
+            saved.payload.get(KNOWLEDGE_SOURCES_KEY) if isinstance(saved.payload, Mapping) else None
+        )
+        records = snapshot.get("sources") if isinstance(snapshot, Mapping) else None
+        if error is not None and isinstance(records, list):
+            failed = {rid: error for r in records if (rid := _record_id(r)) is not None}
+        messages.append({"role": "ai", "content": saved.report, "artifact": None, "name": None})
+        audits.extend(_audit(index, c, verified, failed) for c in find_citations(saved.report))
+    return messages, audits
+
+
 def _collect_evidence(
     content: object,
     artifact: object,
@@ -621,7 +651,11 @@ def verify(
     thread: Annotated[
         Path,
         typer.Argument(
-            help="Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list.",
+            help=(
+                "Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list; "
+                "or a DeerFlow batch export (JSON or JSON Lines items with result and "
+                "result_artifact)."
+            ),
             show_default=False,
             dir_okay=False,
         ),
@@ -638,14 +672,19 @@ def verify(
     cannot be read, otherwise 0.
     """
     try:
-        data = json.loads(thread.read_text(encoding="utf-8"))
-        messages = thread_messages(data)
+        text = thread.read_text(encoding="utf-8")
+        saved = read_saved_export(text)  # a batch export: reports beside their saved evidence
+        if saved is None:
+            messages = thread_messages(json.loads(text))
     except OSError as exc:
         _fail(f"cannot read {thread} ({exc.strerror or type(exc).__name__}).", 2)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, format
         detail = str(exc) if isinstance(exc, ThreadFormatError) else type(exc).__name__
         _fail(f"{thread} is not a saved thread ({detail}).", 2)
-    audits = audit_thread(messages)
+    if saved is None:
+        audits = audit_thread(messages)
+    else:
+        messages, audits = audit_saved_export(saved)
     counts: Counter[str] = Counter(audit.status for audit in audits)
     forged = counts["forged"] > 0
     if json_output:

@@ -21,6 +21,7 @@ import {
 import { describeSource, type InertReason, type ResolvedSource, type SourceDisplay } from "../resolve.js";
 import { EXTERNAL_LINK_REL, displayHost, safeExternalUrl } from "../url.js";
 import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
+import { visibleText } from "../visible.js";
 import { placePreview, type Box } from "./placement.js";
 import { findQuote, type QuoteSpan } from "./quote.js";
 
@@ -62,6 +63,14 @@ function excerptWithQuote(excerpt: string, quote: QuoteSpan | null): ReactNode {
   );
 }
 
+function SourceTitle({ display, labels }: { readonly display: SourceDisplay; readonly labels: KnowledgeLabels }): ReactElement {
+  return (
+    <bdi className={display.title === null ? "dk-title dk-untitled" : "dk-title"}>
+      {display.title ?? labels.untitled}
+    </bdi>
+  );
+}
+
 /** The locators and excerpt of a verified source (shared by the chip preview and the panel). */
 export function SourceDetails({
   display,
@@ -90,15 +99,16 @@ export function SourceDetails({
         <span className="dk-provider">{display.provider}</span>
         {display.datasetName !== null && (
           <span className="dk-dataset">
-            {labels.dataset}: {display.datasetName}
+            {labels.dataset}: <bdi>{display.datasetName}</bdi>
           </span>
         )}
         {pages !== null && <span className="dk-pages">{pages}</span>}
       </span>
-      {showTitle && (
-        <span className={display.title === null ? "dk-title dk-untitled" : "dk-title"}>
-          {display.title ?? labels.untitled}
-          {suffix !== undefined && <span className="dk-suffix"> · {suffix}</span>}
+      {showTitle && suffix === undefined && <SourceTitle display={display} labels={labels} />}
+      {showTitle && suffix !== undefined && (
+        <span className="dk-title-line">
+          <SourceTitle display={display} labels={labels} />
+          <span className="dk-suffix"> · {suffix}</span>
         </span>
       )}
       <span className="dk-excerpt-label dk-sr-only">{labels.excerpt}: </span>
@@ -326,12 +336,13 @@ export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }
         onClick={() => setFlags((value) => (value ^ PINNED) & ~DISMISSED)}
         {...events}
       >
+        {/* The button isolates its text (unicode-bidi: isolate in knowledge.css), as <bdi> would. */}
         {suffix === undefined ? (
           title
         ) : (
           // The suffix must stay visible when a long title is cut: title and suffix apart.
           <>
-            <span className="dk-chip-title">{title}</span>
+            <bdi className="dk-chip-title">{title}</bdi>
             <span className="dk-chip-suffix"> · {suffix}</span>
           </>
         )}
@@ -371,7 +382,7 @@ export function InertCitation({ label, reason, labels = DEFAULT_LABELS }: InertC
       data-dk-reason={reason}
       title={labels.inertHelp[reason]}
     >
-      {label !== "" && <span className="dk-inert-label">{label}</span>}
+      {label !== "" && <bdi className="dk-inert-label">{visibleText(label)}</bdi>}
       <span className="dk-inert-reason">
         <span className="dk-sr-only"> (</span>
         {labels.inert[reason]}
@@ -397,7 +408,7 @@ export function WebCitation({ label, href, labels = DEFAULT_LABELS }: WebCitatio
   const host = displayHost(url);
   return (
     <a className="dk-web-citation" href={url} target="_blank" rel={EXTERNAL_LINK_REL}>
-      <span className="dk-web-label">{label}</span>
+      <bdi className="dk-web-label">{visibleText(label)}</bdi>
       {host !== null && <span className="dk-host">{host}</span>}
       <span className="dk-sr-only"> {labels.opensInNewTab}</span>
     </a>

@@ -283,8 +283,8 @@ const MarkdownBody = memo(function MarkdownBody({
  * <KnowledgeMarkdown markdown={text} messages={thread.messages} messageIndex={i} streaming={busy} />
  */
 export function KnowledgeMarkdown(props: KnowledgeMarkdownProps): ReactElement {
-  const lookup = useCitationLookup(props);
   const markdown = markdownOf(props);
+  const lookup = useCitationLookup(props, markdown);
   return (
     <MessageBoundary text={markdown} labels={props.labels} className={props.className}>
       <MarkdownBody

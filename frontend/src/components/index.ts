@@ -25,4 +25,5 @@ export type {
   CitationSourceProps,
   HistorySourceProps,
   LookupSourceProps,
+  SavedEvidenceSourceProps,
 } from "./useCitationLookup.js";

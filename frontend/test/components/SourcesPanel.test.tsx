@@ -70,7 +70,7 @@ describe("SourcesPanel, lean and unambiguous", () => {
     const markdown = `x ${cite(first)} y ${cite(second)}`;
     const messages = [human("q"), toolMessage([first, second]), ai(markdown)];
     render(<SourcesPanel markdown={markdown} messages={messages} messageIndex={2} />);
-    expect([...document.querySelectorAll(".dk-source .dk-title")].map((el) => el.textContent)).toEqual([
+    expect([...document.querySelectorAll(".dk-source .dk-title-line")].map((el) => el.textContent)).toEqual([
       "Manual · excerpt 1",
       "Manual · excerpt 2",
     ]);
