@@ -113,9 +113,15 @@ async def test_stream_modes_event_names(client: LangGraphClient) -> None:
         client,
         thread["thread_id"],
         input=human(QUESTION),
-        stream_mode=["messages-tuple", "messages", "updates", "debug"],
+        stream_mode=["messages-tuple", "messages", "updates", "debug", "tools"],
     )
     names = {p.event for p in stream}
+    tools = [p.data for p in stream if p.event == "tools"]
+    assert [t["event"] for t in tools] == ["on_tool_start", "on_tool_end"]
+    assert (
+        tools[0]["toolCallId"] == tools[1]["toolCallId"] and tools[0]["name"] == "knowledge_search"
+    )
+    assert tools[1]["output"]["artifact"]["knowledge_sources"]
     assert {"messages", "messages/metadata", "messages/partial", "messages/complete"} <= names
     assert {"updates", "debug"} <= names and "values" not in names
     tuples = [p.data for p in stream if p.event == "messages"]
@@ -186,6 +192,25 @@ async def test_join_stream_replays_after_last_event_id(client: LangGraphClient) 
     ]
     assert [p.id for p in resumed] == [str(i) for i in ids[2:]]
     assert resumed[-1].data == everything[-1].data
+
+
+async def test_location_headers_resolve_against_the_api_url(base: str) -> None:
+    # Both SDKs reconnect to `Location` and read the run id from `Content-Location`, resolving
+    # them against their apiUrl: they are relative to the API root.
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        thread_id = (await http.post("/threads", json={})).json()["thread_id"]
+        body = {"input": human(QUESTION), "stream_resumable": True}
+        async with http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as response:
+            location = response.headers["location"]
+            content_location = response.headers["content-location"]
+            await response.aread()
+        assert location == content_location + "/stream"
+        assert location.startswith(f"/threads/{thread_id}/runs/")
+        run = (await http.get(content_location)).json()
+        assert run["thread_id"] == thread_id and run["status"] == "success"
+        replay = await http.get(location, headers={"Last-Event-ID": "0"})
+        assert replay.headers["content-type"].startswith("text/event-stream")
+        assert "event: values" in replay.text and "id: 0\n" not in replay.text
 
 
 async def test_stateless_runs(client: LangGraphClient) -> None:
@@ -390,3 +415,20 @@ def test_readme_python_client_snippet_runs(base: str, capsys: pytest.CaptureFixt
     exec(compile(code, "README.md gateway snippet", "exec"), {"__name__": "__readme__"})
     answer, title = capsys.readouterr().out.strip().splitlines()[-2:]
     assert "#knowledge-source-" in answer and title
+
+
+async def test_multitask_interrupt_stops_the_runs_in_progress(client: LangGraphClient) -> None:
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    queued = [
+        await client.runs.create(tid, "agent", input=human(f"q{i}"), multitask_strategy="enqueue")
+        for i in range(5)
+    ]
+    values = await client.runs.wait(
+        tid, "agent", input=human(QUESTION), multitask_strategy="interrupt"
+    )
+    assert values["messages"][-1]["type"] == "ai"
+    statuses = [(await client.runs.get(tid, r["run_id"]))["status"] for r in queued]
+    assert "interrupted" in statuses and set(statuses) <= {"interrupted", "success"}
+    messages = (await client.threads.get_state(tid))["values"]["messages"]
+    assert [m["content"] for m in messages if m["type"] == "human"][-1] == QUESTION

@@ -12,7 +12,10 @@ evidence in a thread is evidence a server-side tool produced.
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -39,12 +42,17 @@ __all__ = [
     "MAX_INPUT_MESSAGES",
     "MAX_REQUEST_BYTES",
     "RUN_DRAIN_SECONDS",
+    "SWITCH_INTERVAL_SECONDS",
+    "WORKER_THREADS",
     "GatewayConfig",
     "create_app",
     "message_to_wire",
 ]
 
 API_PREFIX: Final = "/api"
+SWITCH_INTERVAL_SECONDS: Final = 0.0005
+#: Worker threads for the agent's blocking steps (shared by all runs of the process).
+WORKER_THREADS: Final = 64
 #: How long shutdown waits for runs still in progress before closing the checkpointer.
 RUN_DRAIN_SECONDS: Final = 30.0
 
@@ -74,6 +82,14 @@ async def _memory_store() -> AsyncIterator[BaseStore]:
 def create_app(config: GatewayConfig) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The agent's CPU-heavy steps run in the loop's default executor; Python's default of
+        # cpu_count + 4 workers lets a few stuck runs queue every other user's steps behind them.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="gateway-step")
+        )
+        # A worker thread stuck in pure-Python work holds the GIL for a whole switch interval
+        # each time the event loop wakes; a shorter interval keeps the loop serving other runs.
+        sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         open_store = config.open_store or _memory_store
         async with config.open_checkpointer() as saver, open_store() as store:
             graph = config.build_agent(saver)

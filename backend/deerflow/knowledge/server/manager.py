@@ -115,7 +115,7 @@ class RunManager:
                 for run_id in local:
                     self.tasks[run_id].cancel()
             now = iso_now()
-            record = {
+            record: dict[str, Any] = {
                 "run_id": str(uuid.uuid4()),
                 "thread_id": plan.thread_id,
                 "assistant_id": plan.assistant_id,
@@ -157,40 +157,55 @@ class RunManager:
     async def _execute(self, plan: RunPlan, record: dict[str, Any], stream: RunStream) -> None:
         thread_id, run_id = plan.thread_id, record["run_id"]
         lane = self._lanes.setdefault(thread_id, asyncio.Lock())
-        status = "interrupted"
+        leftover: asyncio.Task[None] | None = None
+        ended = False
         try:
             async with lane:
                 record.update(status="running", updated_at=iso_now())
                 await self.records.put_run(record)
                 await self.records.touch_thread(thread_id, status="busy")
-                status = await self._run_graph(plan, stream)
+                status, leftover = await self._run_graph(plan, stream)
+                await self._end(plan, record, stream, status, counted=True)
+                ended = True
+                if leftover is not None:
+                    # A stopped graph may still be unwinding a step stuck in a worker thread; the
+                    # thread's next run waits for it, so their writes never interleave.
+                    await asyncio.wait({leftover})
         except asyncio.CancelledError:
-            status = "interrupted"
+            pass  # cancelled while waiting its turn
         finally:
             self._waiting[thread_id] -= 1
             if not self._waiting[thread_id]:
                 del self._waiting[thread_id]
                 self._lanes.pop(thread_id, None)
-            try:
-                await self._finish(plan, record, status)
-            except Exception:
-                _log.exception("recording the end of run %s failed", run_id)
-            stream.finish()
+            if not ended:
+                await self._end(plan, record, stream, "interrupted", counted=False)
             self.tasks.pop(run_id, None)
             self._forget_old()
 
-    async def _run_graph(self, plan: RunPlan, stream: RunStream) -> str:
+    async def _end(
+        self,
+        plan: RunPlan,
+        record: dict[str, Any],
+        stream: RunStream,
+        status: str,
+        *,
+        counted: bool,
+    ) -> None:
+        # ``counted``: this run is still in the thread's count of waiting runs.
+        others = self._waiting.get(plan.thread_id, 0) - (1 if counted else 0)
+        try:
+            await self._finish(plan, record, status, others_waiting=others > 0)
+        except Exception:
+            _log.exception("recording the end of run %s failed", record["run_id"])
+        stream.finish()
+
+    async def _run_graph(
+        self, plan: RunPlan, stream: RunStream
+    ) -> tuple[str, asyncio.Task[None] | None]:
         translator = EventTranslator(
             stream, plan.modes, subgraphs=plan.subgraphs, encoder=WireEncoder(self._memo(plan))
         )
-        status = await self._stream_graph(plan, stream, translator)
-        # A run that stopped at an interrupt succeeded; its thread waits for a resume.
-        plan.stopped_at_interrupt = status == "success" and translator.interrupted
-        return status
-
-    async def _stream_graph(
-        self, plan: RunPlan, stream: RunStream, translator: EventTranslator
-    ) -> str:
         options: dict[str, Any] = {
             "stream_mode": translator.graph_modes(),
             "subgraphs": plan.subgraphs,
@@ -199,36 +214,50 @@ class RunManager:
         }
         if plan.durability is not None:
             options["durability"] = plan.durability
-        started = time.monotonic()
-        try:
-            async with asyncio.timeout(self.run_timeout):
-                async for part in self.graph.astream(plan.graph_input, plan.config, **options):
-                    translator.feed(part)
-        except TimeoutError:
-            _log.warning("run %s exceeded its time budget", stream.run_id)
-            stream.emit(
-                "error",
-                dumps(
-                    {
-                        "error": "TimeoutError",
-                        "message": f"The run exceeded its time budget of {self.run_timeout:g} s "
-                        f"and was stopped after {time.monotonic() - started:.1f} s.",
-                    }
-                ),
-            )
-            return "timeout"
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the stream must end with a clear event, not a dropped socket
-            _log.exception("run %s failed", stream.run_id)
-            stream.emit(
-                "error",
-                dumps({"error": type(exc).__name__, "message": _run_error_message(exc)}),
-            )
-            return "error"
-        return "success"
 
-    async def _finish(self, plan: RunPlan, record: dict[str, Any], status: str) -> None:
+        async def consume() -> None:
+            async for part in self.graph.astream(plan.graph_input, plan.config, **options):
+                if translator.closed:
+                    return
+                translator.feed(part)
+
+        started = time.monotonic()
+        graph = asyncio.create_task(consume())
+        try:
+            done, _ = await asyncio.wait({graph}, timeout=self.run_timeout)
+        except asyncio.CancelledError:  # cancelled by a client (cancel, on_disconnect)
+            translator.closed = True
+            graph.cancel()
+            return "interrupted", graph
+        if not done:
+            # Stop the run now: its stream and record end at once, even if a step cannot be
+            # interrupted (a worker thread); the graph task unwinds in the background.
+            translator.closed = True
+            graph.cancel()
+            _log.warning("run %s exceeded its time budget", stream.run_id)
+            message = (
+                f"The run exceeded its time budget of {self.run_timeout:g} s "
+                f"and was stopped after {time.monotonic() - started:.1f} s."
+            )
+            stream.emit("error", dumps({"error": "TimeoutError", "message": message}))
+            return "timeout", graph
+        error = graph.exception()
+        if isinstance(
+            error, Exception
+        ):  # the stream must end with a clear event, not a dropped socket
+            _log.error("run %s failed", stream.run_id, exc_info=error)
+            stream.emit(
+                "error",
+                dumps({"error": type(error).__name__, "message": _run_error_message(error)}),
+            )
+            return "error", None
+        # A run that stopped at an interrupt succeeded; its thread waits for a resume.
+        plan.stopped_at_interrupt = translator.interrupted
+        return "success", None
+
+    async def _finish(
+        self, plan: RunPlan, record: dict[str, Any], status: str, *, others_waiting: bool
+    ) -> None:
         record.update(status=status, updated_at=iso_now())
         await self.records.put_run(record)
         if plan.delete_thread_after:
@@ -238,7 +267,7 @@ class RunManager:
         thread_status = "error" if status in ("error", "timeout") else "idle"
         if plan.stopped_at_interrupt:
             thread_status = "interrupted"
-        if self._waiting.get(plan.thread_id):
+        if others_waiting:
             thread_status = "busy"
         await self.records.touch_thread(plan.thread_id, status=thread_status)
 

@@ -57,7 +57,7 @@ def _config(gw: Gateway, thread_id: str, body: RunCreate) -> dict[str, Any]:
     checkpoint = body.checkpoint or (
         {"checkpoint_id": body.checkpoint_id} if body.checkpoint_id else None
     )
-    config = gw.thread_config(thread_id, checkpoint)
+    config: dict[str, Any] = gw.thread_config(thread_id, checkpoint)
     extra = dict(body.config or {})
     configurable = extra.pop("configurable", None) or {}
     for reserved in ("thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"):
@@ -124,7 +124,7 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
         raise ApiError(422, f"{', '.join(unsupported)}: not supported by this gateway")
     assistant_id = gw.assistant_id(body.assistant_id)
     stateless = thread_id is None
-    if stateless:
+    if thread_id is None:
         thread_id = str(uuid.uuid4())
     elif body.if_not_exists == "create":
         try:
@@ -139,7 +139,6 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
             await gw.records.new_thread(thread_id, {})
     else:
         await gw.thread(thread_id)
-    assert thread_id is not None
     durability = body.durability
     if durability is None and body.checkpoint_during is not None:
         durability = "async" if body.checkpoint_during else "exit"
@@ -164,7 +163,8 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
 
 
 def _run_headers(record: dict[str, Any], *, resumable: bool) -> dict[str, str]:
-    base = f"/api/threads/{record['thread_id']}/runs/{record['run_id']}"
+    # Relative to the API root, as the SDKs resolve them against their ``apiUrl``.
+    base = f"/threads/{record['thread_id']}/runs/{record['run_id']}"
     headers = {"Content-Location": base}
     if resumable:
         headers["Location"] = base + "/stream"

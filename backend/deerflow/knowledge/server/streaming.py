@@ -6,7 +6,8 @@ the same log, so no event is computed twice and a reader that drops can resume w
 :class:`EventTranslator` maps the requested ``stream_mode`` values onto LangGraph's stream modes and
 back to the Server's event names (``values``, ``updates``, ``messages/partial``,
 ``messages/complete``, ``messages/metadata``, ``messages`` for ``messages-tuple``, ``custom``,
-``debug``, ``tasks``, ``checkpoints``; ``name|ns`` for subgraph events).
+``debug``, ``tasks``, ``checkpoints``, ``tools`` (derived from the steps' updates); ``name|ns``
+for subgraph events).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
-from langchain_core.messages import BaseMessage, BaseMessageChunk
+from langchain_core.messages import AIMessage, BaseMessage, BaseMessageChunk, ToolMessage
 
 from deerflow.knowledge.server.wire import WireEncoder, dumps
 
@@ -32,11 +33,22 @@ __all__ = [
 
 #: The ``stream_mode`` values a run accepts (LangGraph Server's, less ``events``).
 STREAM_MODES: Final = frozenset(
-    {"values", "updates", "messages", "messages-tuple", "custom", "debug", "tasks", "checkpoints"}
+    {
+        "values",
+        "updates",
+        "messages",
+        "messages-tuple",
+        "custom",
+        "debug",
+        "tasks",
+        "checkpoints",
+        "tools",
+    }
 )
 #: Events every reader gets, whatever stream modes it asked for.
 ALWAYS_SENT: Final = frozenset({"metadata", "error", "end"})
-_GRAPH_MODE: Final = {"messages-tuple": "messages", "messages": "messages"}
+#: Modes LangGraph streams under another name, or (``tools``) derives from ``updates``.
+_GRAPH_MODE: Final = {"messages-tuple": "messages", "messages": "messages", "tools": "updates"}
 
 
 @dataclass(frozen=True)
@@ -116,6 +128,8 @@ class EventTranslator:
         #: Whether the run stopped at an interrupt (seen in its ``updates``, which are always asked
         #: for: re-reading the state afterwards would cost a full checkpoint load per run).
         self.interrupted = False
+        #: Set when the run was stopped: parts the graph still yields are dropped.
+        self.closed = False
 
     def graph_modes(self) -> list[str]:
         # ``updates`` always: a streamed message is complete when its node's update lands, and an
@@ -140,6 +154,8 @@ class EventTranslator:
                 self.stream.emit("updates" + suffix, dumps(chunk))
             if "messages" in self.modes:
                 self._completed(chunk, suffix)
+            if "tools" in self.modes:
+                self._tools(chunk, suffix)
         else:
             self.stream.emit(mode + suffix, dumps(chunk))
 
@@ -165,13 +181,46 @@ class EventTranslator:
                 "messages/complete" + suffix, b"[" + self.encoder.message(message) + b"]"
             )
 
+    def _tools(self, update: Any, suffix: str) -> None:
+        """``tools`` events (``on_tool_start`` / ``on_tool_end`` / ``on_tool_error``), as
+        ``useStream``'s ``toolProgress`` reads them, from the steps that call and run tools."""
+        for message in _update_messages(update):
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    start = {
+                        "event": "on_tool_start",
+                        "toolCallId": call["id"],
+                        "name": call["name"],
+                        "input": call["args"],
+                    }
+                    self.stream.emit("tools" + suffix, dumps(start))
+            elif isinstance(message, ToolMessage):
+                failed = message.status == "error"
+                end = {
+                    "event": "on_tool_error" if failed else "on_tool_end",
+                    "toolCallId": message.tool_call_id,
+                    "name": message.name,
+                    ("error" if failed else "output"): message,
+                }
+                self.stream.emit("tools" + suffix, dumps(end))
+
     def _completed(self, update: Any, suffix: str) -> None:
         if not isinstance(update, dict) or not self._partial:
             return
+        for message in _update_messages(update):
+            if isinstance(message, BaseMessage) and (message.id or "") in self._partial:
+                del self._partial[message.id or ""]
+                self.stream.emit(
+                    "messages/complete" + suffix, b"[" + self.encoder.message(message) + b"]"
+                )
+
+
+def _update_messages(update: Any) -> list[Any]:
+    """The messages an ``updates`` part writes, across its nodes."""
+    found: list[Any] = []
+    if isinstance(update, dict):
         for node_update in update.values():
             messages = node_update.get("messages") if isinstance(node_update, dict) else None
-            for message in messages if isinstance(messages, list) else ():
-                if isinstance(message, BaseMessage) and self._partial.pop(message.id or "", None):
-                    self.stream.emit(
-                        "messages/complete" + suffix, b"[" + self.encoder.message(message) + b"]"
-                    )
+            if isinstance(messages, list):
+                found.extend(messages)
+    return found
