@@ -53,6 +53,8 @@ interface PanelBodyProps {
   readonly labels: Partial<KnowledgeLabels> | undefined;
 }
 
+const NO_SUFFIXES: ReadonlyMap<string, string> = new Map();
+
 const PanelBody = memo(function PanelBody({
   markdown,
   lookup,
@@ -62,8 +64,12 @@ const PanelBody = memo(function PanelBody({
 }: PanelBodyProps): ReactElement | null {
   const summary = useMemo(() => summarizeCitations(markdown, lookup), [markdown, lookup]);
   const labels = useMemo(() => mergeLabels(partialLabels), [partialLabels]);
-  const suffixes = useMemo(() => distinguishSources(summary.sources, labels), [summary, labels]);
   const [open, setOpen] = useState(defaultOpen);
+  // Only an open panel shows titles; a closed one needs no suffixes.
+  const suffixes = useMemo(
+    () => (open ? distinguishSources(summary.sources, labels) : NO_SUFFIXES),
+    [open, summary, labels],
+  );
   const bodyId = `dk-sources-${useId()}`;
   const count = summary.sources.length;
   if (count === 0 && summary.unresolved === 0 && summary.malformed === 0) return null;
