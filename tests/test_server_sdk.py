@@ -422,7 +422,7 @@ async def test_multitask_interrupt_stops_the_runs_in_progress(client: LangGraphC
     tid = thread["thread_id"]
     queued = [
         await client.runs.create(tid, "agent", input=human(f"q{i}"), multitask_strategy="enqueue")
-        for i in range(5)
+        for i in range(30)
     ]
     values = await client.runs.wait(
         tid, "agent", input=human(QUESTION), multitask_strategy="interrupt"

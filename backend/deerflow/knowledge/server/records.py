@@ -89,13 +89,19 @@ class Records:
         return sorted(runs, key=lambda r: r["created_at"], reverse=True)
 
     async def active_runs(self, thread_id: str) -> list[dict[str, Any]]:
-        return [r for r in await self.runs(thread_id) if r["status"] in ACTIVE_RUN_STATUSES]
+        # Filtered in the database: a thread's finished runs are never read to admit a new one.
+        found = []
+        for status in sorted(ACTIVE_RUN_STATUSES):
+            found.extend(await self._all(_runs_ns(thread_id), {"status": status}))
+        return found
 
-    async def _all(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
+    async def _all(
+        self, namespace: tuple[str, ...], where: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
         offset = 0
         while True:
-            page = await self.store.asearch(namespace, limit=_PAGE, offset=offset)
+            page = await self.store.asearch(namespace, filter=where, limit=_PAGE, offset=offset)
             found.extend(_exact(page, namespace))
             offset += len(page)
             if len(page) < _PAGE:
