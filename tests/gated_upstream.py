@@ -2,11 +2,12 @@
 
 Runs on a real gateway finish in milliseconds, so a test that needs a run *in progress* (a 409 for
 a second run, ``interrupt``, cancelling a queued run) cannot rely on timing. Pointing the gateway's
-LightRAG provider at this server holds every knowledge search at the upstream until the test calls
-``release()``; ``wait_for_queries(n)`` blocks until ``n`` searches have arrived, which proves the run
-that sent the last of them is running; ``hold()`` closes the gate again for the next test. Answers
-are SYNTHETIC ``POST /query/data`` bodies shaped like lightrag-server 1.5.7's (the same shape as
-tests/test_providers_lightrag.py). Run as a script (``python -m tests.gated_upstream``, for the
+LightRAG provider at this server, a test calls ``hold()`` and every knowledge search then waits at
+the upstream until the test calls ``release()`` (the gate starts open); ``wait_for_queries(n)``
+blocks until ``n`` searches have arrived, which proves the run that sent the last of them is
+running. Answers are SYNTHETIC ``POST /query/data`` bodies shaped like lightrag-server 1.5.7's (as
+in tests/test_providers_lightrag.py) whose chunks are the local provider's hits for the query over
+the bundled sample corpus, so the offline responder answers and cites as usual. Run as a script (``python -m tests.gated_upstream``, for the
 JavaScript gateway tests) it prints ``listening <url>`` and serves until terminated; the test drives
 the gate over HTTP: ``POST /gate/hold``, ``POST /gate/release`` and ``GET /gate/queries?count=N``
 (answers the queries received once ``N`` have arrived).
@@ -15,42 +16,43 @@ the gate over HTTP: ``POST /gate/hold``, ``POST /gate/release`` and ``GET /gate/
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import sys
+import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from deerflow.knowledge.contract import RetrievalHit
+from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 
 __all__ = ["GatedLightRAG", "gated_lightrag"]
 
 WAIT_TIMEOUT_SECONDS = 60.0
-_TEXT = (
-    "A reader verifies a citation by opening the source it links to and reading the quoted "
-    "evidence there. The chip names the document and the passage."
-)
 
 
-def query_data_body(query: str) -> dict[str, Any]:
-    """A SYNTHETIC 1.5.7 ``/query/data`` success with one chunk that names its file."""
+def query_data_body(hits: Sequence[RetrievalHit]) -> dict[str, Any]:
+    """A SYNTHETIC 1.5.7 ``/query/data`` success: one chunk per hit, its title as file_path."""
+    titles = list(dict.fromkeys(hit.title or "unknown_source" for hit in hits))
+    references = [{"reference_id": str(n), "file_path": t} for n, t in enumerate(titles, 1)]
+    chunks = [
+        {
+            "reference_id": str(titles.index(hit.title or "unknown_source") + 1),
+            "content": hit.text,
+            "file_path": hit.title or "unknown_source",
+            "chunk_id": f"chunk-{n:032x}",
+        }
+        for n, hit in enumerate(hits)
+    ]
     return {
         "status": "success",
         "message": "Query processed successfully",
-        "data": {
-            "entities": [],
-            "relationships": [],
-            "chunks": [
-                {
-                    "reference_id": "1",
-                    "content": f"{_TEXT} (Searched for: {query})",
-                    "file_path": "verifying-citations.md",
-                    "chunk_id": "chunk-" + "0" * 32,
-                }
-            ],
-            "references": [{"reference_id": "1", "file_path": "verifying-citations.md"}],
-        },
+        "data": {"entities": [], "relationships": [], "chunks": chunks, "references": references},
         "metadata": {"query_mode": "naive", "keywords": {"high_level": [], "low_level": []}},
     }
 
@@ -60,6 +62,7 @@ class GatedLightRAG:
 
     def __init__(self) -> None:
         self.gate = threading.Event()
+        self.gate.set()  # open until a test holds it
         self.queries: list[str] = []
         self._arrived = threading.Condition()
         self.url = ""
@@ -87,7 +90,7 @@ class GatedLightRAG:
             self._arrived.notify_all()
 
 
-def _handler(state: GatedLightRAG) -> type[BaseHTTPRequestHandler]:
+def _handler(state: GatedLightRAG, index: Path) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # quiet test output
             pass
@@ -132,7 +135,8 @@ def _handler(state: GatedLightRAG) -> type[BaseHTTPRequestHandler]:
             query = str(payload.get("query", ""))
             state._arrive(query)
             state.gate.wait()
-            self._send(200, query_data_body(query))
+            hits = LocalProvider(index).search_sync(query).hits
+            self._send(200, query_data_body(hits))
 
     return Handler
 
@@ -141,7 +145,9 @@ def _handler(state: GatedLightRAG) -> type[BaseHTTPRequestHandler]:
 def gated_lightrag() -> Iterator[GatedLightRAG]:
     """Serve on a free loopback port; on exit open the gate (no handler stays blocked) and stop."""
     state = GatedLightRAG()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    index = Path(tempfile.mkdtemp(prefix="gated-lightrag-")) / "index.sqlite"
+    LocalProvider(index).index(sample_corpus_path())
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state, index))
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, name="gated-lightrag", daemon=True)
@@ -153,6 +159,7 @@ def gated_lightrag() -> Iterator[GatedLightRAG]:
         server.shutdown()
         server.server_close()
         thread.join()
+        shutil.rmtree(index.parent, ignore_errors=True)
 
 
 def main() -> None:
