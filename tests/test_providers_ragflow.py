@@ -23,7 +23,7 @@ from langchain_core.messages import ToolMessage
 
 from deerflow.knowledge import read_envelope
 from deerflow.knowledge.contract import RetrievalProvider
-from deerflow.knowledge.native import read_native
+from deerflow.knowledge.native import UNKNOWN_DOCUMENT, format_native, read_native
 from deerflow.knowledge.providers._http import (
     REDACTION_MARKER,
     ProviderConfigError,
@@ -39,12 +39,10 @@ from deerflow.knowledge.providers._http import (
 )
 from deerflow.knowledge.providers.ragflow import (
     DATASET_ID_MARKER,
-    UNKNOWN_DOCUMENT,
     DatasetUnavailableError,
     RAGFlowChunk,
     RAGFlowProvider,
     RAGFlowResult,
-    format_native,
     real_pages,
 )
 from deerflow.knowledge.tools import make_knowledge_tool, run_knowledge_search

@@ -21,9 +21,10 @@ Everything here is pure: plain values in, plain values out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from deerflow.knowledge.contract import is_valid_page
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
@@ -44,12 +45,15 @@ __all__ = [
     "NATIVE_REJECTION_REASONS",
     "NATIVE_TOOL_NAMES",
     "NATIVE_VERSION",
+    "UNKNOWN_DOCUMENT",
     "NativeError",
+    "NativeEvidence",
     "NativeReadResult",
     "NativeRejection",
     "NativeRejectionReason",
     "NativeSource",
     "build_native_snapshot",
+    "format_native",
     "native_entry",
     "native_handle",
     "native_link",
@@ -71,6 +75,10 @@ MAX_NATIVE_TEXT_CHARS: Final = 200_000
 MAX_NATIVE_PAGES: Final = 100
 #: DeerFlow's cap on the excerpt characters a ``task`` forwards (a writer bound, not a reader one).
 MAX_NATIVE_TOTAL_TEXT_CHARS: Final = 1_000_000
+
+#: DeerFlow's native document name for a chunk whose document has no name (native records only;
+#: the shared envelope leaves such a chunk unattributed instead of inventing a title).
+UNKNOWN_DOCUMENT: Final = "Unknown document"
 
 NATIVE_ID_PATTERN: Final = re.compile(r"[a-f0-9]{32}-[1-9][0-9]{0,2}")
 NATIVE_RECORD_FIELDS: Final = (
@@ -189,6 +197,92 @@ def build_native_snapshot(
         raise ValueError(f"limit must be between 0 and {MAX_NATIVE_SOURCES}")
     records = unique_records(sources, limit=limit)
     return {"version": NATIVE_VERSION, "sources": records}
+
+
+class NativeEvidence(Protocol):
+    """What :func:`format_native` needs of one retrieved chunk (a RAGFlow chunk provides it)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def dataset_id(self) -> str | None: ...
+    @property
+    def document_id(self) -> str | None: ...
+    @property
+    def chunk_id(self) -> str | None: ...
+    @property
+    def dataset_name(self) -> str | None: ...
+    @property
+    def document_name(self) -> str | None: ...
+    @property
+    def pages(self) -> tuple[int, ...]: ...
+    @property
+    def has_locators(self) -> bool:
+        """True when a native record can describe the chunk without inventing anything."""
+        ...
+
+
+def format_native(
+    chunks: Sequence[NativeEvidence],
+    *,
+    max_chars: int,
+    max_chars_per_hit: int,
+    call_id: str | None = None,
+) -> tuple[str, dict[str, Any]] | None:
+    """DeerFlow's native content and ``knowledge_sources`` snapshot for ``chunks``, or None.
+
+    Entries ``[citation:N](#knowledge-<call>-<N>) dataset / document`` + newline + excerpt, joined
+    by a blank line; at most 100. Per entry the excerpt may use ``min(max_chars_per_hit,
+    remaining - header - separators)`` characters; a longer text is cut (right-stripped, ``…``
+    appended outside the record's ``text``) and marked ``truncated``; when nothing fits, the
+    remaining chunks are not shown. None when a chunk lacks locators or nothing fits.
+    """
+    if not chunks or not all(chunk.has_locators for chunk in chunks):
+        return None
+    call = call_id if call_id is not None else uuid.uuid4().hex
+    remaining = max_chars
+    entries: list[str] = []
+    sources: list[NativeSource] = []
+    for chunk in chunks[:MAX_NATIVE_SOURCES]:
+        ordinal = len(sources) + 1
+        source_id = f"{call}-{ordinal}"
+        dataset = _native_name(chunk.dataset_name or "")
+        document = _native_name(chunk.document_name or UNKNOWN_DOCUMENT)
+        header = f"{native_link(source_id, ordinal)} {dataset} / {document}\n"
+        separator = 2 if entries else 0
+        allowance = min(max_chars_per_hit, remaining - len(header) - separator)
+        if allowance < 1:
+            break
+        text, ellipsis = chunk.text, ""
+        if len(text) > allowance:
+            text, ellipsis = text[: allowance - 1].rstrip(), "…"
+            if not text:
+                break
+        assert chunk.dataset_id and chunk.document_id and chunk.chunk_id  # has_locators
+        source = NativeSource(
+            id=source_id,
+            dataset_id=chunk.dataset_id,
+            document_id=chunk.document_id,
+            chunk_id=chunk.chunk_id,
+            dataset_name=dataset,
+            document_name=document,
+            text=text,
+            truncated=bool(ellipsis),
+            pages=chunk.pages[:MAX_NATIVE_PAGES],
+        )
+        entry = native_entry(source, ordinal, ellipsis=ellipsis)
+        entries.append(entry)
+        sources.append(source)
+        remaining -= len(entry) + separator
+    if not sources:
+        return None
+    return "\n\n".join(entries), {KNOWLEDGE_SOURCES_KEY: build_native_snapshot(sources)}
+
+
+def _native_name(name: str) -> str:
+    """A name as DeerFlow's native header shows it: one line, at most 512 code points."""
+    name = _SURROGATE_RE.sub("\ufffd", _CONTROL_RUN_RE.sub(" ", name))
+    return name.strip()[:MAX_NATIVE_NAME_CHARS]
 
 
 def read_native(content: object, artifact: object, *, tool_name: object) -> NativeReadResult:

@@ -53,10 +53,8 @@ from deerflow.knowledge.contract import (
     is_valid_dataset_name,
     is_valid_title,
 )
-from deerflow.knowledge.providers._http import (
-    ProviderConfigError,
-    validate_search_arguments,
-)
+from deerflow.knowledge.providers._service import Service
+from deerflow.knowledge.providers.errors import ProviderConfigError
 
 __all__ = [
     "DEFAULT_CHUNK_CHARS",
@@ -85,6 +83,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 PROVIDER_NAME: Final = "local"
+_SERVICE: Final = Service(name="the local index", provider=PROVIDER_NAME)
 #: Chunks are at most this many code points (the tool's default per-hit excerpt budget).
 DEFAULT_CHUNK_CHARS: Final = 800
 #: Each chunk repeats up to this many code points of whole sentences from its predecessor.
@@ -541,7 +540,7 @@ class LocalProvider:
     """A :class:`~deerflow.knowledge.contract.RetrievalProvider` over a local SQLite FTS5 index.
 
     ``index_path`` need not exist until the first :meth:`index` run; searching a missing or foreign
-    file raises :class:`~deerflow.knowledge.providers._http.ProviderConfigError`. Searches run the
+    file raises :class:`~deerflow.knowledge.providers.errors.ProviderConfigError`. Searches run the
     sync SQLite query in a worker thread on pooled read-only connections; :meth:`close` closes them.
     """
 
@@ -604,13 +603,7 @@ class LocalProvider:
 
     def search_sync(self, query: str, *, limit: int | None = None) -> RetrievalResult:
         """The blocking search behind :meth:`search` (for scripts and benchmarks)."""
-        validate_search_arguments(
-            query,
-            limit,
-            service="the local index",
-            provider=PROVIDER_NAME,
-            max_query_chars=MAX_QUERY_CHARS,
-        )
+        _SERVICE.search_arguments(query, limit, max_query_chars=MAX_QUERY_CHARS)
         count = min(limit or self._limit, MAX_LIMIT)
         expression = fts_query(query)
         if expression is None:
