@@ -15,13 +15,12 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, messag
 from typer.testing import CliRunner
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, read_envelope
+from deerflow.knowledge.audit import audit_thread, thread_messages
 from deerflow.knowledge.cli import (
     EXIT_FINDING,
     EXIT_UPSTREAM,
     EXIT_USAGE,
     app,
-    audit_thread,
-    thread_messages,
 )
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.settings import KnowledgeSettings, build_provider, load_settings
