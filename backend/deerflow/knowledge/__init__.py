@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from deerflow.knowledge.budget import prune_evidence
 from deerflow.knowledge.citations import (
     CITATION_LABEL_PREFIX,
-    MAX_DESTINATION_CHARS,
-    MAX_LABEL_CHARS,
+    MAX_PLAIN_RELABEL_PASSES,
     Citation,
     CitationKind,
     find_citations,
@@ -89,10 +88,9 @@ __all__ = [
     "ENVELOPE_VERSION",
     "KNOWLEDGE_SOURCES_KEY",
     "MAX_DATASET_NAME_CHARS",
-    "MAX_DESTINATION_CHARS",
     "MAX_EXCERPT_CHARS",
-    "MAX_LABEL_CHARS",
     "MAX_PAGE",
+    "MAX_PLAIN_RELABEL_PASSES",
     "MAX_SOURCES",
     "MAX_TITLE_CHARS",
     "MAX_URL_CHARS",

@@ -23,7 +23,6 @@ Everything here is pure: plain values in, plain values out.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -37,6 +36,10 @@ from deerflow.knowledge.envelope import (
     text_parts,
 )
 from deerflow.knowledge.fitting import WholeEntries
+from deerflow.knowledge.handles import HANDLE_TOKEN_PATTERN as _HANDLE_TOKEN_RE
+from deerflow.knowledge.handles import KNOWLEDGE_FRAGMENT_PATTERN as _KNOWLEDGE_FRAGMENT_RE
+from deerflow.knowledge.handles import KNOWLEDGE_LINK_PATTERN as _KNOWLEDGE_LINK_RE
+from deerflow.knowledge.handles import KNOWLEDGE_PREFIXES
 from deerflow.knowledge.native import native_entry, native_snapshot_of, read_native
 
 __all__ = [
@@ -68,14 +71,6 @@ MAX_SYNOPSIS_CHARS: Final = 1_000
 #: Below this budget a ``task`` keeps no synopsis: the evidence needs all the room.
 MIN_SYNOPSIS_BUDGET: Final = 160
 
-# Handle-like tokens, complete or not: a cut must not leave the front half of one.
-_HANDLE_TOKEN_RE = re.compile(r"#(?:user-content-)?knowledge-(?:source-)?[0-9a-f]*(?:-[0-9]*)?")
-# Any knowledge link, and any knowledge fragment left after removing those (DeerFlow's synopsis
-# rule). Both scans are linear: a label or destination stops at the next bracket, so no two match
-# attempts read the same characters; and removing fragments cannot form a new one, since every
-# character of the prefix after `#` is one the fragment pattern would have consumed.
-_KNOWLEDGE_LINK_RE = re.compile(r"\[([^\[\]\n]*)\]\(#(?:user-content-)?knowledge-[^()\[\]\s]*\)")
-_KNOWLEDGE_FRAGMENT_RE = re.compile(r"#(?:user-content-)?knowledge-[\w-]*")
 _ENTRY_SEPARATOR: Final = "\n\n"
 _SYNOPSIS_JOIN: Final = "\n…\n"
 
@@ -298,7 +293,7 @@ def _lay_out(head: str, candidates: list[tuple[Any, Any]], *, budget: int) -> _L
 
 
 def _quotes_a_handle(*texts: str) -> bool:
-    return any("#knowledge-" in text or "#user-content-knowledge-" in text for text in texts)
+    return any(prefix in text for text in texts for prefix in KNOWLEDGE_PREFIXES)
 
 
 def _synopsis(report: str, *, max_chars: int) -> str:
