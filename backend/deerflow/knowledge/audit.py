@@ -18,6 +18,7 @@ from deerflow.knowledge.envelope import (
     KNOWLEDGE_SOURCES_KEY,
     RETRIEVAL_SOURCES_KEY,
     read_envelope,
+    record_id,
     text_parts,
 )
 from deerflow.knowledge.messages import message_view
@@ -154,7 +155,7 @@ def audit_saved_export(
         )
         records = snapshot.get("sources") if isinstance(snapshot, Mapping) else None
         if error is not None and isinstance(records, list):
-            failed = {rid: error for r in records if (rid := _record_id(r)) is not None}
+            failed = {rid: error for r in records if (rid := record_id(r)) is not None}
         messages.append({"role": "ai", "content": saved.report, "artifact": None, "name": None})
         audits.extend(_audit(index, c, verified, failed) for c in find_citations(saved.report))
     return messages, audits
@@ -177,10 +178,10 @@ def _collect_evidence(
             if not isinstance(records, list):
                 continue
             for position, record in enumerate(records):
-                record_id = _record_id(record)
+                rid = record_id(record)
                 reason = shared.error or rejected.get((key, position))
-                if record_id is not None and reason is not None:
-                    failed.setdefault(record_id, reason)
+                if rid is not None and reason is not None:
+                    failed.setdefault(rid, reason)
     native = read_native(content, artifact, tool_name=name)
     for native_source in native.sources:
         verified.setdefault(native_source.id, native_source.document_name)
@@ -188,18 +189,10 @@ def _collect_evidence(
     if isinstance(snapshot, Mapping) and isinstance(snapshot.get("sources"), list):
         native_rejected = {r.index: r.reason for r in native.rejected}
         for position, record in enumerate(snapshot["sources"]):
-            record_id = _record_id(record)
+            rid = record_id(record)
             native_reason: str | None = native.error or native_rejected.get(position)
-            if record_id is not None and native_reason is not None:
-                failed.setdefault(record_id, native_reason)
-
-
-def _record_id(record: object) -> str | None:
-    if isinstance(record, Mapping):
-        value = record.get("id")
-        if isinstance(value, str):
-            return value
-    return None
+            if rid is not None and native_reason is not None:
+                failed.setdefault(rid, native_reason)
 
 
 def _audit(

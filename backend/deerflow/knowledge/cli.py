@@ -22,7 +22,6 @@ import asyncio
 import errno
 import json
 import logging
-import re
 import socket
 import sqlite3
 import urllib.parse
@@ -64,6 +63,7 @@ from deerflow.knowledge.settings import (
     build_provider,
     load_settings,
 )
+from deerflow.knowledge.text import printable
 from deerflow.knowledge.visible import visible_text
 
 __all__ = [
@@ -83,7 +83,6 @@ EXIT_UPSTREAM: Final = 3
 #: How long ``serve`` waits for the checkpoint database before giving up (exit 3).
 CHECKPOINT_PROBE_SECONDS: Final = 30.0
 _EXCERPT_PREVIEW_CHARS: Final = 400
-_UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 app = typer.Typer(
     name="deerflow-knowledge",
@@ -112,7 +111,7 @@ def main() -> None:
 def _safe(text: object) -> Text:
     """Untrusted text for the terminal: no markup, no control characters (newline and tab kept),
     invisible format characters such as bidi overrides spelled ``<U+XXXX>``."""
-    return Text(_UNSAFE_RE.sub("\ufffd", visible_text(str(text))))
+    return Text(printable(visible_text(str(text))))
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -285,9 +284,7 @@ def index(
         task = bar.add_task("index", total=None, current="")
 
         def advance(event: IndexProgress) -> None:
-            bar.update(
-                task, total=event.total, completed=event.done, current=_printable(event.path)
-            )
+            bar.update(task, total=event.total, completed=event.done, current=printable(event.path))
 
         try:
             report = provider.index(root, progress=advance)
@@ -338,10 +335,6 @@ def index(
         for item in report.skipped:
             skipped.add_row(_safe(item.path), _safe(item.reason))
         _out.print(skipped)
-
-
-def _printable(text: str) -> str:
-    return _UNSAFE_RE.sub("\ufffd", text)
 
 
 # --------------------------------------------------------------------------- search

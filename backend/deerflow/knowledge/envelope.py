@@ -37,6 +37,7 @@ __all__ = [
     "build_envelope",
     "handle_for",
     "read_envelope",
+    "record_id",
     "text_parts",
     "unique_records",
 ]
@@ -91,6 +92,13 @@ class ReadResult:
     error: EnvelopeError | None = None
     native: Mapping[str, Any] | None = field(default=None)
     """The native RAGFlow snapshot object when ``knowledge_sources`` is one (unverified here)."""
+
+
+def record_id(record: object) -> str | None:
+    """The ``id`` of an artifact record when it is a string (before any other check)."""
+    if isinstance(record, Mapping) and isinstance(value := record.get("id"), str):
+        return value
+    return None
 
 
 class _HasIdAndRecord(Protocol):

@@ -28,6 +28,7 @@ from deerflow.knowledge.contract import (
 )
 from deerflow.knowledge.envelope import build_envelope, handle_for
 from deerflow.knowledge.fitting import WholeEntries
+from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates
 from deerflow.knowledge.visible import visible_text
 
 __all__ = [
@@ -53,8 +54,6 @@ MAX_MAX_CHARS: Final = 1_000_000
 NO_RESULTS: Final = "No relevant content found."
 ELLIPSIS: Final = "…"
 
-_CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
-_LONE_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 _LABEL_ESCAPE_RE = re.compile(r"([\\\[\]`])")
 
 
@@ -71,7 +70,7 @@ def escape_label(title: str) -> str:
     """A title as link text: invisible format characters spelled ``<U+XXXX>`` (§8: a bidi override
     must not reorder the label), controls become spaces; ``\\``, ``[``, ``]`` and backticks
     escaped. The record keeps the exact title; only its display changes."""
-    return _LABEL_ESCAPE_RE.sub(r"\\\1", _CONTROL_RUN_RE.sub(" ", visible_text(title)))
+    return _LABEL_ESCAPE_RE.sub(r"\\\1", controls_to_space(visible_text(title)))
 
 
 def citation_link(source: KnowledgeSource) -> str:
@@ -79,13 +78,13 @@ def citation_link(source: KnowledgeSource) -> str:
 
 
 def _clean(text: str) -> str:
-    return _LONE_SURROGATE_RE.sub("\ufffd", text)
+    return replace_lone_surrogates(text)
 
 
 def _title(hit: RetrievalHit) -> str | None:
     if hit.title is None:
         return None
-    title = _CONTROL_RUN_RE.sub(" ", _clean(hit.title)).strip()[:MAX_TITLE_CHARS]
+    title = controls_to_space(_clean(hit.title)).strip()[:MAX_TITLE_CHARS]
     return title if is_valid_title(title) else None
 
 

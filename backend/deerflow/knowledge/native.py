@@ -20,7 +20,6 @@ Everything here is pure: plain values in, plain values out.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from deerflow.knowledge.contract import is_valid_page
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
 from deerflow.knowledge.handles import NATIVE_HANDLE_PREFIX, NATIVE_ID_PATTERN
 from deerflow.knowledge.handles import NATIVE_LINK_PATTERN as _LINK_RE
+from deerflow.knowledge.text import controls_to_space, has_lone_surrogate, replace_lone_surrogates
 
 __all__ = [
     "MAX_NATIVE_LOCATOR_CHARS",
@@ -98,9 +98,6 @@ NativeRejectionReason = Literal["bad_field", "duplicate", "handle_missing"]
 NativeError = Literal["tool_not_allowed", "bad_version", "not_an_array", "too_many_records"]
 NATIVE_REJECTION_REASONS: Final = ("bad_field", "duplicate", "handle_missing")
 NATIVE_ERRORS: Final = ("tool_not_allowed", "bad_version", "not_an_array", "too_many_records")
-
-_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
-_CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +169,8 @@ def native_entry(source: NativeSource, ordinal: int, *, ellipsis: str = "") -> s
     characters in them become spaces so the header stays one line. ``ellipsis`` is appended after
     the text when the writer cut it (it is not part of the record's ``text``).
     """
-    dataset = _CONTROL_RUN_RE.sub(" ", source.dataset_name)
-    document = _CONTROL_RUN_RE.sub(" ", source.document_name)
+    dataset = controls_to_space(source.dataset_name)
+    document = controls_to_space(source.document_name)
     header = f"{native_link(source.id, ordinal)} {dataset} / {document}"
     return f"{header}\n{source.text}{ellipsis}"
 
@@ -278,7 +275,7 @@ def format_native(
 
 def _native_name(name: str) -> str:
     """A name as DeerFlow's native header shows it: one line, at most 512 code points."""
-    name = _SURROGATE_RE.sub("\ufffd", _CONTROL_RUN_RE.sub(" ", name))
+    name = replace_lone_surrogates(controls_to_space(name))
     return name.strip()[:MAX_NATIVE_NAME_CHARS]
 
 
@@ -345,7 +342,7 @@ def _is_string(value: object, *, min_chars: int, max_chars: int) -> bool:
     return (
         type(value) is str
         and min_chars <= len(value) <= max_chars
-        and _SURROGATE_RE.search(value) is None
+        and not has_lone_surrogate(value)
     )
 
 

@@ -30,6 +30,7 @@ from deerflow.knowledge.providers.errors import (
     UpstreamTimeoutError,
     UpstreamUnreachableError,
 )
+from deerflow.knowledge.text import one_line
 
 __all__ = [
     "MAX_DETAIL_CHARS",
@@ -58,8 +59,8 @@ REDACTION_MARKER: Final = "[REDACTED]"
 MAX_DETAIL_CHARS: Final = 300
 #: A response body larger than this is refused (a sane /query/data answer is far smaller).
 MAX_RESPONSE_BYTES: Final = 32 * 1024 * 1024
-
-_SPACE_OR_CONTROL_RE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+#: An httpx failure quoted in a message is cut to this many characters (the message adds advice).
+_MAX_CAUSE_CHARS: Final = 160
 
 
 # --------------------------------------------------------------------------- redaction
@@ -91,11 +92,6 @@ def _secret_pattern(secret: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.IGNORECASE)
 
 
-def _one_line(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
-    text = _SPACE_OR_CONTROL_RE.sub(" ", text).strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def error_detail(body: object, secrets: Iterable[str | None]) -> str | None:
     """A short, redacted, single-line error text from a JSON error body, if it has one.
 
@@ -116,7 +112,7 @@ def error_detail(body: object, secrets: Iterable[str | None]) -> str | None:
         if isinstance(candidate, str) and candidate.strip():
             text = candidate.strip()
             text = text.removeprefix("Value error, ")
-            return _one_line(redact(text, secrets))
+            return one_line(redact(text, secrets), MAX_DETAIL_CHARS)
     return None
 
 
@@ -217,4 +213,4 @@ def _origin(url: str) -> str:
 def _describe(exc: Exception, secrets: tuple[str | None, ...]) -> str:
     text = str(exc)
     name = type(exc).__name__
-    return _one_line(redact(f"{name}: {text}" if text else name, secrets), 160)
+    return one_line(redact(f"{name}: {text}" if text else name, secrets), _MAX_CAUSE_CHARS)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from deerflow.knowledge.providers.errors import ProviderConfigError, ProviderQueryError
+from deerflow.knowledge.text import has_space_or_control, is_blank
 
 __all__ = ["MAX_API_KEY_CHARS", "MAX_TIMEOUT_SECONDS", "Service"]
 
@@ -21,7 +22,6 @@ MAX_TIMEOUT_SECONDS: Final = 600.0
 MAX_API_KEY_CHARS: Final = 4096
 
 _API_KEY_RE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: a valid HTTP header value, no spaces
-_SPACE_OR_CONTROL_RE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +49,7 @@ class Service:
 
         if not isinstance(value, str) or not value.strip():
             raise bad("expected a non-empty string such as http://localhost:9621")
-        if value != value.strip() or _SPACE_OR_CONTROL_RE.search(value):
+        if value != value.strip() or has_space_or_control(value):
             raise bad("it must not contain whitespace or control characters")
         if "\\" in value:
             raise bad("it must not contain backslashes")
@@ -109,8 +109,6 @@ class Service:
     def search_arguments(self, query: object, limit: object, *, max_query_chars: int) -> None:
         """Raise :class:`ProviderQueryError` (the caller's fault; nothing is sent) for a blank or
         over-long query or a ``limit`` that is not ``None`` or a positive integer."""
-        from deerflow.knowledge.contract import is_blank
-
         if not isinstance(query, str) or is_blank(query):
             raise ProviderQueryError(
                 "The query must be a non-empty string.", provider=self.provider

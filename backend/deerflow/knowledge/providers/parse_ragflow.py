@@ -37,6 +37,7 @@ from deerflow.knowledge.providers.errors import (
     UpstreamResponseError,
     UpstreamServerError,
 )
+from deerflow.knowledge.text import has_lone_surrogate, replace_lone_surrogates
 
 __all__ = [
     "DATASET_ID_MARKER",
@@ -68,7 +69,6 @@ _ID_TOKEN_RE = re.compile(
     r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{32}|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-"
     r"[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})(?![0-9A-Za-z])"
 )
-_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 _EMBEDDING_MISMATCH = (
     "Datasets use different embedding models",
     "Cannot search across datasets",
@@ -115,7 +115,7 @@ class RAGFlowChunk(BaseModel):
         return self.dataset_name is not None and all(
             isinstance(value, str)
             and 1 <= len(value) <= MAX_NATIVE_LOCATOR_CHARS
-            and _SURROGATE_RE.search(value) is None
+            and not has_lone_surrogate(value)
             for value in (self.dataset_id, self.document_id, self.chunk_id)
         )
 
@@ -378,7 +378,7 @@ def _redactor(secrets: tuple[str, ...]) -> Callable[[str | None], str | None]:
 
 def _normalize_text(text: str) -> str:
     """Chunk content as shown: newlines unified, lone surrogates replaced, outer space stripped."""
-    text = _SURROGATE_RE.sub("\ufffd", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = replace_lone_surrogates(text.replace("\r\n", "\n").replace("\r", "\n"))
     return text.strip()
 
 

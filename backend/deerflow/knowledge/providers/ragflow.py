@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
@@ -60,6 +59,7 @@ from deerflow.knowledge.providers.parse_ragflow import (
     real_pages,
     scrub_ids,
 )
+from deerflow.knowledge.text import CONTROL_RE
 
 __all__ = [
     "DATASET_ID_MARKER",
@@ -114,8 +114,6 @@ RAGFLOW_TOOL_DESCRIPTION: Final = (
     "result, copy its citation link exactly as given, right after the sentence it supports. "
     "Never invent, shorten or renumber citation links, and never cite a result marked unattributed."
 )
-
-_CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 _T = TypeVar("_T")
 
@@ -387,11 +385,7 @@ def _validate_datasets(datasets: object) -> tuple[str, ...] | None:
     ids: list[str] = []
     for index, value in enumerate(datasets):
         cleaned = value.strip() if isinstance(value, str) else None
-        if (
-            not cleaned
-            or len(cleaned) > MAX_NATIVE_LOCATOR_CHARS
-            or _CONTROL_RUN_RE.search(cleaned)
-        ):
+        if not cleaned or len(cleaned) > MAX_NATIVE_LOCATOR_CHARS or CONTROL_RE.search(cleaned):
             raise bad(
                 f"the {_ordinal(index + 1)} entry must be a dataset id of 1-"
                 f"{MAX_NATIVE_LOCATOR_CHARS} characters"
