@@ -157,3 +157,13 @@ def test_reader_and_native_budget_never_raise(
     assert result.error is not None or len(result.rejected) + len(result.sources) == len(records)
     budget_native(content, artifact, tool_name="task", max_chars=50)
     read_native(content, records, tool_name="task")
+
+
+class _ExplodingArtifact(dict):  # type: ignore[type-arg]
+    def get(self, key: object, default: object = None) -> object:
+        raise RuntimeError("boom")
+
+
+def test_an_internal_fault_has_its_own_code() -> None:
+    result = read_native("x", _ExplodingArtifact(knowledge_sources={}), tool_name="task")
+    assert result.sources == () and result.error == "internal_error"

@@ -30,7 +30,7 @@ __all__ = [
     "RETRIEVAL_SOURCES_KEY",
     "SOURCE_HANDLE_PREFIX",
     "VERSION_KEY",
-    "EnvelopeError",
+    "EnvelopeErrorCode",
     "ReadResult",
     "Rejection",
     "RejectionReason",
@@ -50,7 +50,9 @@ RESERVED_KEYS: Final = frozenset({KNOWLEDGE_SOURCES_KEY, VERSION_KEY, RETRIEVAL_
 RejectionReason = Literal[
     "bad_field", "id_mismatch", "duplicate", "handle_missing", "excerpt_missing"
 ]
-EnvelopeError = Literal["not_an_array", "bad_version", "too_many_records"]
+#: Why a whole envelope was rejected; ``internal_error`` is the reader's own fault (never the
+#: input's: only exotic host objects can reach it), kept apart so it is not blamed on the data.
+EnvelopeErrorCode = Literal["not_an_array", "bad_version", "too_many_records", "internal_error"]
 REJECTION_REASONS: Final = (
     "bad_field",
     "id_mismatch",
@@ -58,7 +60,7 @@ REJECTION_REASONS: Final = (
     "handle_missing",
     "excerpt_missing",
 )
-ENVELOPE_ERRORS: Final = ("not_an_array", "bad_version", "too_many_records")
+ENVELOPE_ERRORS: Final = ("not_an_array", "bad_version", "too_many_records", "internal_error")
 
 # Writers put the excerpt at the start of the line after its handle's line (or after one locator
 # line), so the common case is settled with a bounded ``startswith`` near the record's first handle.
@@ -89,7 +91,7 @@ class Rejection:
 class ReadResult:
     sources: tuple[KnowledgeSource, ...] = ()
     rejected: tuple[Rejection, ...] = ()
-    error: EnvelopeError | None = None
+    error: EnvelopeErrorCode | None = None
     native: Mapping[str, Any] | None = field(default=None)
     """The native RAGFlow snapshot object when ``knowledge_sources`` is one (unverified here)."""
 
@@ -214,8 +216,8 @@ def read_envelope(content: object, artifact: object) -> ReadResult:
     """Verified shared records of one tool message; never raises on hostile input."""
     try:
         return _read(content, artifact)
-    except Exception:  # pragma: no cover - defence in depth: a reader must never raise
-        return ReadResult(error="not_an_array")
+    except Exception:  # defence in depth: a reader must never raise
+        return ReadResult(error="internal_error")
 
 
 def _read(content: object, artifact: object) -> ReadResult:

@@ -38,17 +38,13 @@ __all__ = [
     "MAX_NATIVE_PAGES",
     "MAX_NATIVE_SOURCES",
     "MAX_NATIVE_TEXT_CHARS",
-    "MAX_NATIVE_TOTAL_TEXT_CHARS",
-    "NATIVE_ERRORS",
     "NATIVE_HANDLE_PREFIX",
     "NATIVE_ID_PATTERN",
     "NATIVE_PROVIDER",
-    "NATIVE_RECORD_FIELDS",
-    "NATIVE_REJECTION_REASONS",
     "NATIVE_TOOL_NAMES",
     "NATIVE_VERSION",
     "UNKNOWN_DOCUMENT",
-    "NativeError",
+    "NativeErrorCode",
     "NativeEvidence",
     "NativeReadResult",
     "NativeRejection",
@@ -74,30 +70,17 @@ MAX_NATIVE_LOCATOR_CHARS: Final = 256
 MAX_NATIVE_NAME_CHARS: Final = 512
 MAX_NATIVE_TEXT_CHARS: Final = 200_000
 MAX_NATIVE_PAGES: Final = 100
-#: DeerFlow's cap on the excerpt characters a ``task`` forwards (a writer bound, not a reader one).
-MAX_NATIVE_TOTAL_TEXT_CHARS: Final = 1_000_000
 
 #: DeerFlow's native document name for a chunk whose document has no name (native records only;
 #: the shared envelope leaves such a chunk unattributed instead of inventing a title).
 UNKNOWN_DOCUMENT: Final = "Unknown document"
 
-NATIVE_RECORD_FIELDS: Final = (
-    "id",
-    "provider",
-    "dataset_id",
-    "document_id",
-    "chunk_id",
-    "dataset_name",
-    "document_name",
-    "text",
-    "truncated",
-    "pages",
-)
 
 NativeRejectionReason = Literal["bad_field", "duplicate", "handle_missing"]
-NativeError = Literal["tool_not_allowed", "bad_version", "not_an_array", "too_many_records"]
-NATIVE_REJECTION_REASONS: Final = ("bad_field", "duplicate", "handle_missing")
-NATIVE_ERRORS: Final = ("tool_not_allowed", "bad_version", "not_an_array", "too_many_records")
+#: Why a whole snapshot was rejected; ``internal_error`` is the reader's own fault.
+NativeErrorCode = Literal[
+    "tool_not_allowed", "bad_version", "not_an_array", "too_many_records", "internal_error"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +132,7 @@ class NativeRejection:
 class NativeReadResult:
     sources: tuple[NativeSource, ...] = ()
     rejected: tuple[NativeRejection, ...] = ()
-    error: NativeError | None = None
+    error: NativeErrorCode | None = None
 
 
 def native_handle(source_id: str) -> str:
@@ -291,8 +274,8 @@ def read_native(content: object, artifact: object, *, tool_name: object) -> Nati
     """
     try:
         return _read(content, artifact, tool_name)
-    except Exception:  # pragma: no cover - defence in depth: a reader must never raise
-        return NativeReadResult(error="not_an_array")
+    except Exception:  # defence in depth: a reader must never raise
+        return NativeReadResult(error="internal_error")
 
 
 # --------------------------------------------------------------------------- internals
