@@ -65,6 +65,7 @@ live-check: python-deps
 
 vitest: node-deps
 	npm test
+	npm run test:gateway --workspace=@deerflow/knowledge-citations
 
 test: bootstrap lint typecheck pytest live-check vitest
 
@@ -79,6 +80,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_lightrag
 	$(UV) run python -m benchmarks.bench_citations
 	$(UV) run python -m benchmarks.bench_import
+	$(UV) run python -m benchmarks.bench_gateway
 	npm run bench
 
 vectors: python-deps

@@ -7,6 +7,8 @@ export default defineConfig({
   cacheDir: fileURLToPath(new URL("../node_modules/.vite", import.meta.url)),
   test: {
     include: ["test/**/*.test.ts", "test/**/*.test.tsx"],
+    // The SDK tests need a gateway process: vitest.gateway.config.ts (npm run test:gateway).
+    exclude: ["test/gateway/**", "**/node_modules/**"],
     environment: "node",
   },
 });

@@ -20,8 +20,9 @@ START_TIMEOUT_SECONDS = 60.0
 
 
 @contextmanager
-def gateway_process(index: Path, checkpoint: str, work: Path) -> Iterator[str]:
-    """The base URL of a gateway serving the local provider over ``index``."""
+def gateway_process(index: Path, checkpoint: str, work: Path, *extra: str) -> Iterator[str]:
+    """The base URL of a gateway serving the local provider over ``index`` (``extra``: more
+    ``serve`` options)."""
     port = free_port()
     log_path = work / f"gateway-{port}.log"
     with log_path.open("wb") as log:
@@ -41,6 +42,7 @@ def gateway_process(index: Path, checkpoint: str, work: Path) -> Iterator[str]:
                 "127.0.0.1",
                 "--port",
                 str(port),
+                *extra,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -52,7 +54,7 @@ def gateway_process(index: Path, checkpoint: str, work: Path) -> Iterator[str]:
             deadline = time.monotonic() + START_TIMEOUT_SECONDS
             while True:
                 try:
-                    urllib.request.urlopen(base + "api/info", timeout=2).read()
+                    urllib.request.urlopen(base + "api/ok", timeout=2).read()
                     break
                 except OSError:
                     if process.poll() is not None or time.monotonic() > deadline:

@@ -439,7 +439,21 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     index = tmp_path / "i.sqlite"
     result = runner.invoke(
         app,
-        ["serve", "--index", str(index), "--port", "8123", "--checkpoint", str(tmp_path / "t.db")],
+        [
+            "serve",
+            "--index",
+            str(index),
+            "--port",
+            "8123",
+            "--checkpoint",
+            str(tmp_path / "t.db"),
+            "--cors-origin",
+            "http://localhost:5173",
+            "--cors-origin",
+            "http://localhost:3000",
+            "--run-timeout",
+            "60",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert calls["serve"] == ("CONFIG", "127.0.0.1", 8123)
@@ -449,6 +463,8 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         "model": None,
         "model_label": None,
         "checkpoint": str(tmp_path / "t.db"),
+        "cors_origins": ("http://localhost:5173", "http://localhost:3000"),
+        "run_timeout": 60.0,
     }
 
 

@@ -1,20 +1,24 @@
-"""Two gateway processes share threads through one real PostgreSQL checkpointer.
+"""Two gateway processes on one real PostgreSQL, driven by the official Python client.
 
 A throwaway PostgreSQL server (Debian's package) runs on 127.0.0.1 for this module and is stopped
-by its PID; each gateway is a real ``deerflow-knowledge serve`` process.
+by its PID; each gateway is a real ``deerflow-knowledge serve`` process. Threads, state, history
+and runs written through one process are visible through the other; a run started on one is
+joined (``join`` and ``join_stream``) from the other through the shared database.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import ConflictError
 
 from deerflow.knowledge import find_citations, read_envelope
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
-from tests.gateway_process import call, gateway_process
+from tests.gateway_process import gateway_process
 from tests.live.postgres_server import PostgresUnavailable, start
 
 pytestmark = pytest.mark.postgres
@@ -32,40 +36,81 @@ def postgres_url() -> Iterator[str]:
         server.stop()
 
 
-def test_two_gateways_share_threads(postgres_url: str, tmp_path: Path) -> None:
-    index = tmp_path / "index.sqlite"
+@pytest.fixture(scope="module")
+def gateways(
+    postgres_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
+    work = tmp_path_factory.mktemp("gateways")
+    index = work / "index.sqlite"
     LocalProvider(index).index(sample_corpus_path())
     with (
-        gateway_process(index, postgres_url, tmp_path) as first,
-        gateway_process(index, postgres_url, tmp_path) as second,
+        gateway_process(index, postgres_url, work) as first,
+        gateway_process(index, postgres_url, work) as second,
     ):
-        thread_id = call(first, "api/threads", {})["thread_id"]
-        events = call(
-            first,
-            f"api/threads/{thread_id}/runs/stream",
-            {"input": {"messages": [{"type": "human", "content": "What is the trust boundary?"}]}},
-        )
-        assert events[-1][0] == "end" and "error" not in [kind for kind, _ in events]
+        yield first + "api", second + "api"
 
-        # The second process sees the thread and its evidence exactly as the first stored it.
-        assert thread_id in [t["thread_id"] for t in call(second, "api/threads")]
-        state = call(second, f"api/threads/{thread_id}/state")
-        assert state == call(first, f"api/threads/{thread_id}/state")
-        tool = next(m for m in state["values"]["messages"] if m["type"] == "tool")
-        streamed = [data for kind, data in events if kind == "values"][-1]["messages"]
-        streamed_tool = next(m for m in streamed if m["type"] == "tool")
-        assert json.dumps(streamed_tool["artifact"], sort_keys=True) == json.dumps(
-            tool["artifact"], sort_keys=True
-        )
-        sources = {s.id for s in read_envelope(tool["content"], tool["artifact"]).sources}
-        answer = state["values"]["messages"][-1]["content"]
-        assert sources and {c.source_id for c in find_citations(answer)} <= sources
 
-        # A follow-up run on the second process continues the same thread.
-        call(
-            second,
-            f"api/threads/{thread_id}/runs/stream",
-            {"input": {"messages": [{"type": "human", "content": "How are citations verified?"}]}},
+def human(text: str) -> dict[str, object]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+async def test_threads_state_history_runs_shared(gateways: tuple[str, str]) -> None:
+    one, two = get_client(url=gateways[0]), get_client(url=gateways[1])
+    thread = await one.threads.create(metadata={"owner": "pg-test"})
+    tid = thread["thread_id"]
+    streamed = [
+        p async for p in one.runs.stream(tid, "agent", input=human("What is the trust boundary?"))
+    ]
+    assert "error" not in [p.event for p in streamed]
+
+    assert (await two.threads.get(tid))["metadata"] == {"owner": "pg-test"}
+    assert tid in [t["thread_id"] for t in await two.threads.search(metadata={"owner": "pg-test"})]
+    state = await two.threads.get_state(tid)
+    assert state == await one.threads.get_state(tid)
+    assert await two.threads.get_history(tid, limit=50) == await one.threads.get_history(
+        tid, limit=50
+    )
+    assert [r["run_id"] for r in await two.runs.list(tid)] == [
+        r["run_id"] for r in await one.runs.list(tid)
+    ]
+    tool = next(m for m in state["values"]["messages"] if m["type"] == "tool")
+    streamed_tool = next(m for m in streamed[-1].data["messages"] if m["type"] == "tool")
+    assert json.dumps(streamed_tool["artifact"], sort_keys=True) == json.dumps(
+        tool["artifact"], sort_keys=True
+    )
+    sources = {s.id for s in read_envelope(tool["content"], tool["artifact"]).sources}
+    answer = state["values"]["messages"][-1]["content"]
+    assert sources and {c.source_id for c in find_citations(answer)} <= sources
+
+    # A follow-up run on the second process continues the same thread.
+    await two.runs.wait(tid, "agent", input=human("How are citations verified?"))
+    after = (await one.threads.get_state(tid))["values"]["messages"]
+    assert [m["type"] for m in after].count("human") == 2
+
+
+async def test_join_from_the_other_process(gateways: tuple[str, str]) -> None:
+    one, two = get_client(url=gateways[0]), get_client(url=gateways[1])
+    tid = (await one.threads.create())["thread_id"]
+    # Keep the thread busy on the first process for a while: ten runs queued behind each other.
+    for i in range(9):
+        await one.runs.create(
+            tid, "agent", input=human(f"question {i}"), multitask_strategy="enqueue"
         )
-        after = call(first, f"api/threads/{thread_id}/state")["values"]["messages"]
-        assert [m["type"] for m in after].count("human") == 2
+    run = await one.runs.create(
+        tid, "agent", input=human("How are citations verified?"), multitask_strategy="enqueue"
+    )
+    # The second process refuses a second run on the busy thread (multitask_strategy reject).
+    with pytest.raises(ConflictError):
+        await two.runs.create(tid, "agent", input=human("again"))
+    joined_stream, joined = await asyncio.gather(
+        _collect(two, tid, run["run_id"]), two.runs.join(tid, run["run_id"])
+    )
+    final = (await one.threads.get_state(tid))["values"]
+    assert joined == final
+    assert joined_stream[0].event == "metadata"
+    assert joined_stream[-1].event == "values" and joined_stream[-1].data == final
+    assert (await two.runs.get(tid, run["run_id"]))["status"] == "success"
+
+
+async def _collect(client: object, tid: str, run_id: str) -> list[object]:
+    return [p async for p in client.runs.join_stream(tid, run_id)]  # type: ignore[attr-defined]

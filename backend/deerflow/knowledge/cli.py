@@ -628,6 +628,19 @@ def serve(
     config: ConfigOption = None,
     base_url: BaseUrlOption = None,
     dataset: DatasetOption = None,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cors-origin",
+            help="An origin (e.g. http://localhost:3000) allowed to call the API from a browser; "
+            "repeatable. Default: none (same-origin only).",
+            show_default=False,
+        ),
+    ] = None,
+    run_timeout: Annotated[
+        float,
+        typer.Option("--run-timeout", help="Time budget of one run, in seconds.", min=0.001),
+    ] = 300.0,
 ) -> None:
     """Run the reference gateway (FastAPI + LangGraph) with the bundled chat page.
 
@@ -657,7 +670,12 @@ def serve(
             soft_wrap=True,
         )
     chat_model = _chat_model(model) if model is not None else None
-    options: dict[str, Any] = {"model": chat_model, "model_label": model}
+    options: dict[str, Any] = {
+        "model": chat_model,
+        "model_label": model,
+        "cors_origins": tuple(cors_origin or ()),
+        "run_timeout": run_timeout,
+    }
     if checkpoint is not None:
         _check_checkpoint(server, checkpoint)
         options["checkpoint"] = checkpoint

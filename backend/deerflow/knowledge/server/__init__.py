@@ -9,7 +9,7 @@ extractive responder, so the demo needs no credentials.
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -17,10 +17,12 @@ from typing import Any, Final
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
 
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
+from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
 from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.tools import make_knowledge_tool
 
@@ -34,6 +36,7 @@ __all__ = [
     "create_app",
     "message_to_wire",
     "open_checkpointer",
+    "open_store",
     "serve",
 ]
 
@@ -89,7 +92,44 @@ def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpoint
         if target != ":memory:":
             Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(target) as saver:
+            await saver.setup()
+            # LangGraph's saver turns WAL on; NORMAL sync (SQLite's recommendation for WAL) keeps
+            # every commit across a crash of the process and spares an fsync per checkpoint, which
+            # was most of a run's time (a run writes a checkpoint per step).
+            await saver.conn.execute("PRAGMA synchronous=NORMAL")
             yield saver
+
+    return opened()
+
+
+def open_store(target: str) -> AbstractAsyncContextManager[BaseStore]:
+    """The LangGraph store holding thread and run records: on the checkpointer's PostgreSQL
+    database, or in a SQLite file next to the checkpoints (``threads.sqlite`` →
+    ``threads.records.sqlite``: two connections writing one SQLite file would lock each other)."""
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[BaseStore]:
+        if target.startswith(("postgres://", "postgresql://")):
+            from langgraph.store.postgres.aio import AsyncPostgresStore
+
+            async with AsyncPostgresStore.from_conn_string(target) as store:
+                await store.setup()
+                yield store
+            return
+        from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+        path = target
+        if target != ":memory:":
+            file = Path(target).expanduser()
+            file.parent.mkdir(parents=True, exist_ok=True)
+            path = str(file.with_name(file.stem + ".records" + (file.suffix or ".sqlite")))
+        async with AsyncSqliteStore.from_conn_string(path) as store:
+            await store.setup()
+            # Records are rewritten a few times per run; WAL with NORMAL sync survives a crash of
+            # the process (not of the machine) and spares an fsync per write.
+            await store.conn.execute("PRAGMA journal_mode=WAL")
+            await store.conn.execute("PRAGMA synchronous=NORMAL")
+            yield store
 
     return opened()
 
@@ -101,14 +141,19 @@ def build_config(
     model_label: str | None = None,
     checkpoint: str = ".deerflow-knowledge/threads.sqlite",
     static_dir: Path | None = None,
+    cors_origins: Sequence[str] = (),
+    run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS,
 ) -> GatewayConfig:
     chat_model = model or ExtractiveResponder()
     return GatewayConfig(
         build_agent=lambda saver: build_agent(provider, chat_model, saver),
         open_checkpointer=lambda: open_checkpointer(checkpoint),
+        open_store=lambda: open_store(checkpoint),
         provider_label=provider.name,
         model_label=model_label or (RESPONDER_LABEL if model is None else type(model).__name__),
         static_dir=static_dir,
+        cors_origins=tuple(cors_origins),
+        run_timeout=run_timeout,
     )
 
 
@@ -134,6 +179,7 @@ def serve(
     )
     if page.is_file():
         print(f"Chat page: {url}  (Ctrl-C stops)", flush=True)
+        print(f"LangGraph Platform API: {url}api  (useStream / langgraph-sdk apiUrl)", flush=True)
     else:
         print(f"API only at {url}api/ - {MISSING_PAGE_HINT}", flush=True)
     server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning"))

@@ -1,0 +1,115 @@
+"""What every route works with: the graph, its checkpointer, the records and the run manager.
+
+It also holds the parsing every write path shares: caller-supplied values pass
+``strip_reserved_keys`` first and messages are parsed in one call, so no route can store evidence a
+caller wrote.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Final
+
+from fastapi import Request
+from langchain_core.messages import BaseMessage, convert_to_messages
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from deerflow.knowledge.server.http import ApiError, strip
+from deerflow.knowledge.server.manager import RunManager
+from deerflow.knowledge.server.records import Records
+
+__all__ = [
+    "GRAPH_ID",
+    "MAX_INPUT_MESSAGES",
+    "Gateway",
+    "assistant_uuid",
+    "gateway",
+    "parse_messages",
+    "trusted_values",
+]
+
+#: The graph id of the one agent (LangGraph's conventional name, the default of Agent Chat UI).
+GRAPH_ID: Final = "agent"
+MAX_INPUT_MESSAGES: Final = 200
+
+
+def assistant_uuid(graph_id: str) -> str:
+    """The assistant id LangGraph Server gives a graph's default assistant (UUID v5 of the id)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_DNS, graph_id))
+
+
+@dataclass
+class Gateway:
+    graph: Any
+    saver: BaseCheckpointSaver[Any]
+    records: Records
+    runs: RunManager
+    provider_label: str
+    model_label: str
+
+    def thread_config(self, thread_id: str, checkpoint: dict[str, Any] | None = None) -> Any:
+        configurable: dict[str, Any] = {"thread_id": thread_id}
+        if checkpoint:
+            for key in ("checkpoint_id", "checkpoint_ns"):
+                if checkpoint.get(key):
+                    configurable[key] = str(checkpoint[key])
+        return {"configurable": configurable}
+
+    async def thread(self, thread_id: str) -> dict[str, Any]:
+        """The thread's record; 404 when there is none."""
+        if not _is_uuid(thread_id):
+            raise ApiError(404, f"Thread {thread_id} not found")
+        record = await self.records.thread(thread_id)
+        if record is None:
+            # Threads of an earlier version of the gateway have checkpoints but no record.
+            if await self.saver.aget_tuple(self.thread_config(thread_id)) is None:
+                raise ApiError(404, f"Thread {thread_id} not found")
+            record = await self.records.new_thread(thread_id, {})
+        return record
+
+    def assistant_id(self, requested: str | None) -> str:
+        if requested in (None, GRAPH_ID, assistant_uuid(GRAPH_ID)):
+            return assistant_uuid(GRAPH_ID)
+        raise ApiError(404, f"Assistant {requested} not found (this gateway serves '{GRAPH_ID}')")
+
+    def check_node(self, as_node: str | None) -> None:
+        if as_node is not None and as_node not in self.graph.nodes:
+            known = ", ".join(sorted(n for n in self.graph.nodes if not n.startswith("__")))
+            raise ApiError(422, f"as_node {as_node!r} is not a node of the graph ({known})")
+
+
+def gateway(request: Request) -> Gateway:
+    found: Gateway = request.app.state.gateway
+    return found
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_messages(raw: Any) -> list[BaseMessage]:
+    """Caller-sent messages (dicts, ``(role, content)`` pairs, strings) as LangChain messages."""
+    if isinstance(raw, dict | str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise ApiError(422, "messages must be a list")
+    if len(raw) > MAX_INPUT_MESSAGES:
+        raise ApiError(413, f"at most {MAX_INPUT_MESSAGES} messages per request")
+    try:
+        return list(convert_to_messages(raw))
+    except (ValueError, TypeError, KeyError, NotImplementedError, AttributeError) as exc:
+        raise ApiError(422, f"invalid messages ({type(exc).__name__})") from None
+
+
+def trusted_values(values: Any) -> tuple[Any, int]:
+    """Caller-sent state values, reserved evidence keys removed and messages parsed."""
+    stripped = strip(values)
+    value = stripped.value
+    if isinstance(value, dict) and "messages" in value:
+        value = {**value, "messages": parse_messages(value["messages"])}
+    return value, stripped.removed

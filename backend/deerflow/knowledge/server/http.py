@@ -1,0 +1,114 @@
+"""The request edge: bodies read under a byte limit, parsed once, every failure a 4xx in one shape.
+
+A body is refused by its ``Content-Length`` before a byte is read, and a chunked body is cut as soon
+as it passes the limit, so memory stays bounded whatever the caller sends. JSON is parsed in one
+call that also refuses what the checkpointer cannot store (integers outside 64 bits, ``NaN`` and
+infinities); nesting past Python's recursion limit is a 400 and the trust boundary refuses
+anything deeper than it walks, so a malformed body answers 4xx with
+``{"error", "detail"}`` and never reaches a code path that would fail with a 500.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, NoReturn, TypeVar
+
+from fastapi import HTTPException, Request
+from pydantic import BaseModel, ValidationError
+
+from deerflow.knowledge.trust import Stripped, StripRefusedError
+from deerflow.knowledge.trust import strip_reserved_keys as _strip_reserved_keys
+
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "ApiError",
+    "error_body",
+    "parse_json",
+    "read_json",
+    "strip",
+    "validate",
+]
+
+MAX_REQUEST_BYTES: Final = 1_000_000
+_INT_MIN: Final = -(2**63)
+_INT_MAX: Final = 2**64 - 1
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+
+
+class ApiError(HTTPException):
+    """A request the gateway refuses, with the status code that says whose fault it is."""
+
+    def __init__(self, status_code: int, detail: str) -> None:
+        super().__init__(status_code, detail)
+
+
+def error_body(detail: str) -> dict[str, str]:
+    """The JSON error shape: ``error`` (this project) and ``detail`` (LangGraph Server)."""
+    return {"error": detail, "detail": detail}
+
+
+def _fail(status: int, detail: str) -> NoReturn:
+    raise ApiError(status, detail)
+
+
+async def read_json(request: Request, *, max_bytes: int = MAX_REQUEST_BYTES) -> Any:
+    """The body as JSON (``{}`` when empty), read under ``max_bytes``."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            _fail(400, "Content-Length is not a number")
+        if int(declared) > max_bytes:
+            _fail(413, f"request body larger than {max_bytes} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > max_bytes:
+            _fail(413, f"request body larger than {max_bytes} bytes")
+    return parse_json(bytes(body))
+
+
+def parse_json(body: bytes) -> Any:
+    """Parse a request body, refusing values the gateway could not store faithfully."""
+    if not body.strip():
+        return {}
+    try:
+        return json.loads(body, parse_int=_parse_int, parse_constant=_refuse_constant)
+    except _RefusedNumberError as exc:
+        _fail(422, str(exc))
+    except (ValueError, RecursionError):
+        _fail(400, "request body is not JSON")
+
+
+class _RefusedNumberError(ValueError):
+    pass
+
+
+def _parse_int(text: str) -> int:
+    # Digits past 20 cannot be in range; refusing by length first keeps the conversion linear.
+    if len(text.lstrip("-")) > 20 or not _INT_MIN <= (value := int(text)) <= _INT_MAX:
+        raise _RefusedNumberError("integers must fit in 64 bits")
+    return value
+
+
+def _refuse_constant(name: str) -> float:
+    raise _RefusedNumberError(f"{name} is not a JSON number")
+
+
+def strip(value: Any) -> Stripped[Any]:
+    """``strip_reserved_keys`` with its refusals answered as 422."""
+    try:
+        return _strip_reserved_keys(value)
+    except StripRefusedError:
+        _fail(422, "the request nests too deeply or holds a value that cannot be checked")
+
+
+def validate(model: type[_ModelT], data: Any) -> _ModelT:
+    """``data`` as ``model``; a 422 naming the offending fields otherwise."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors()[:5]:
+            where = ".".join(str(p) for p in error["loc"]) or "body"
+            problems.append(f"{where}: {error['msg']}")
+        _fail(422, "invalid request: " + "; ".join(problems))

@@ -1,0 +1,295 @@
+"""Runs in this process: one at a time per thread, each under a time budget, events kept for joins.
+
+LangGraph Server runs one run per thread at a time; overlapping requests follow their
+``multitask_strategy``: ``reject`` answers 409, ``enqueue`` waits its turn in arrival order,
+``interrupt`` stops the run in progress first. Runs of one thread never interleave their writes,
+so no message is lost. Every run has a time budget: a run past it is cancelled and its stream ends
+with an ``error`` event saying so, while runs on other threads go on (CPU-heavy steps of the agent
+run in worker threads, off the event loop). Records of runs live in the shared store, so another
+gateway process sees them (and refuses a second run on a busy thread) too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+from deerflow.knowledge.server.http import ApiError
+from deerflow.knowledge.server.records import Records
+from deerflow.knowledge.server.streaming import EventTranslator, RunStream
+from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
+
+__all__ = [
+    "DEFAULT_RUN_TIMEOUT_SECONDS",
+    "FINISHED_RUNS_KEPT",
+    "STALE_RUN_GRACE_SECONDS",
+    "THREAD_MEMOS_KEPT",
+    "RunManager",
+    "RunPlan",
+]
+
+DEFAULT_RUN_TIMEOUT_SECONDS: Final = 300.0
+#: How long past the time budget an active run record of another process still counts as active.
+STALE_RUN_GRACE_SECONDS: Final = 60.0
+#: Finished runs whose events stay in memory for ``join_stream`` / ``Last-Event-ID`` replays.
+FINISHED_RUNS_KEPT: Final = 200
+#: Threads whose encoded messages stay in memory (least recently run dropped first).
+THREAD_MEMOS_KEPT: Final = 64
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunPlan:
+    """What a run does, parsed and stripped at the edge."""
+
+    thread_id: str
+    assistant_id: str
+    graph_input: Any
+    config: dict[str, Any]
+    modes: list[str]
+    subgraphs: bool = False
+    resumable: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    multitask_strategy: str = "reject"
+    interrupt_before: Any = None
+    interrupt_after: Any = None
+    durability: str | None = None
+    delete_thread_after: bool = False
+    stopped_at_interrupt: bool = False
+
+
+class RunManager:
+    def __init__(
+        self,
+        graph: Any,
+        records: Records,
+        *,
+        run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS,
+        on_thread_done: Any = None,
+    ) -> None:
+        self.graph = graph
+        self.records = records
+        self.run_timeout = run_timeout
+        self.on_thread_done = on_thread_done
+        self.streams: OrderedDict[str, RunStream] = OrderedDict()
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self._lanes: dict[str, asyncio.Lock] = {}
+        self._waiting: dict[str, int] = {}
+        self._admit = asyncio.Lock()
+        self._memos: OrderedDict[str, dict[Any, Any]] = OrderedDict()
+
+    def stream(self, run_id: str) -> RunStream | None:
+        return self.streams.get(run_id)
+
+    def busy(self, thread_id: str) -> bool:
+        return self._waiting.get(thread_id, 0) > 0
+
+    async def start(self, plan: RunPlan) -> tuple[dict[str, Any], RunStream]:
+        async with self._admit:  # check-and-register is atomic within this process
+            local = [
+                run_id
+                for run_id, s in self.streams.items()
+                if s.thread_id == plan.thread_id and not s.done.is_set()
+            ]
+            remote = [
+                r
+                for r in await self.records.active_runs(plan.thread_id)
+                if r["run_id"] not in local and not self._stale(r)
+            ]
+            if (local or remote) and plan.multitask_strategy == "reject":
+                busy = (local or [r["run_id"] for r in remote])[0]
+                raise ApiError(
+                    409,
+                    f"Thread {plan.thread_id} is busy with run {busy}; "
+                    "multitask_strategy 'reject' refuses a second run (use 'enqueue' to wait).",
+                )
+            if remote and plan.multitask_strategy == "interrupt":
+                raise ApiError(409, "The run in progress belongs to another gateway process.")
+            if plan.multitask_strategy == "interrupt":
+                for run_id in local:
+                    self.tasks[run_id].cancel()
+            now = iso_now()
+            record: dict[str, Any] = {
+                "run_id": str(uuid.uuid4()),
+                "thread_id": plan.thread_id,
+                "assistant_id": plan.assistant_id,
+                "created_at": now,
+                "updated_at": now,
+                "status": "pending",
+                "metadata": plan.metadata,
+                "multitask_strategy": plan.multitask_strategy,
+                "kwargs": {},
+            }
+            await self.records.put_run(record)
+            stream = RunStream(record["run_id"], plan.thread_id, resumable=plan.resumable)
+            stream.emit("metadata", dumps({"run_id": record["run_id"], "attempt": 1}))
+            self.streams[record["run_id"]] = stream
+            self._waiting[plan.thread_id] = self._waiting.get(plan.thread_id, 0) + 1
+            task = asyncio.create_task(self._execute(plan, record, stream))
+            self.tasks[record["run_id"]] = task
+        return record, stream
+
+    def _stale(self, record: dict[str, Any]) -> bool:
+        # An active record nobody updated for longer than any run may last was left by a process
+        # that died mid-run; it must not block the thread forever.
+        updated = datetime.fromisoformat(record["updated_at"])
+        age = (datetime.now(updated.tzinfo) - updated).total_seconds()
+        return age > self.run_timeout + STALE_RUN_GRACE_SECONDS
+
+    def cancel(self, run_id: str) -> bool:
+        task = self.tasks.get(run_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    async def drain(self, timeout: float) -> None:
+        pending = [t for t in self.tasks.values() if not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
+
+    async def _execute(self, plan: RunPlan, record: dict[str, Any], stream: RunStream) -> None:
+        thread_id, run_id = plan.thread_id, record["run_id"]
+        lane = self._lanes.setdefault(thread_id, asyncio.Lock())
+        leftover: asyncio.Task[None] | None = None
+        ended = False
+        try:
+            async with lane:
+                record.update(status="running", updated_at=iso_now())
+                await self.records.put_run(record)
+                await self.records.touch_thread(thread_id, status="busy")
+                status, leftover = await self._run_graph(plan, stream)
+                await self._end(plan, record, stream, status, counted=True)
+                ended = True
+                if leftover is not None:
+                    # A stopped graph may still be unwinding a step stuck in a worker thread; the
+                    # thread's next run waits for it, so their writes never interleave.
+                    await asyncio.wait({leftover})
+        except asyncio.CancelledError:
+            pass  # cancelled while waiting its turn
+        finally:
+            self._waiting[thread_id] -= 1
+            if not self._waiting[thread_id]:
+                del self._waiting[thread_id]
+                self._lanes.pop(thread_id, None)
+            if not ended:
+                await self._end(plan, record, stream, "interrupted", counted=False)
+            self.tasks.pop(run_id, None)
+            self._forget_old()
+
+    async def _end(
+        self,
+        plan: RunPlan,
+        record: dict[str, Any],
+        stream: RunStream,
+        status: str,
+        *,
+        counted: bool,
+    ) -> None:
+        # ``counted``: this run is still in the thread's count of waiting runs.
+        others = self._waiting.get(plan.thread_id, 0) - (1 if counted else 0)
+        try:
+            await self._finish(plan, record, status, others_waiting=others > 0)
+        except Exception:
+            _log.exception("recording the end of run %s failed", record["run_id"])
+        stream.finish()
+
+    async def _run_graph(
+        self, plan: RunPlan, stream: RunStream
+    ) -> tuple[str, asyncio.Task[None] | None]:
+        translator = EventTranslator(
+            stream, plan.modes, subgraphs=plan.subgraphs, encoder=WireEncoder(self._memo(plan))
+        )
+        options: dict[str, Any] = {
+            "stream_mode": translator.graph_modes(),
+            "subgraphs": plan.subgraphs,
+            "interrupt_before": plan.interrupt_before,
+            "interrupt_after": plan.interrupt_after,
+        }
+        if plan.durability is not None:
+            options["durability"] = plan.durability
+
+        async def consume() -> None:
+            async for part in self.graph.astream(plan.graph_input, plan.config, **options):
+                if translator.closed:
+                    return
+                translator.feed(part)
+
+        started = time.monotonic()
+        graph = asyncio.create_task(consume())
+        try:
+            done, _ = await asyncio.wait({graph}, timeout=self.run_timeout)
+        except asyncio.CancelledError:  # cancelled by a client (cancel, on_disconnect)
+            translator.closed = True
+            graph.cancel()
+            return "interrupted", graph
+        if not done:
+            # Stop the run now: its stream and record end at once, even if a step cannot be
+            # interrupted (a worker thread); the graph task unwinds in the background.
+            translator.closed = True
+            graph.cancel()
+            _log.warning("run %s exceeded its time budget", stream.run_id)
+            message = (
+                f"The run exceeded its time budget of {self.run_timeout:g} s "
+                f"and was stopped after {time.monotonic() - started:.1f} s."
+            )
+            stream.emit("error", dumps({"error": "TimeoutError", "message": message}))
+            return "timeout", graph
+        error = graph.exception()
+        if isinstance(
+            error, Exception
+        ):  # the stream must end with a clear event, not a dropped socket
+            _log.error("run %s failed", stream.run_id, exc_info=error)
+            stream.emit(
+                "error",
+                dumps({"error": type(error).__name__, "message": _run_error_message(error)}),
+            )
+            return "error", None
+        # A run that stopped at an interrupt succeeded; its thread waits for a resume.
+        plan.stopped_at_interrupt = translator.interrupted
+        return "success", None
+
+    async def _finish(
+        self, plan: RunPlan, record: dict[str, Any], status: str, *, others_waiting: bool
+    ) -> None:
+        record.update(status=status, updated_at=iso_now())
+        await self.records.put_run(record)
+        if plan.delete_thread_after:
+            if self.on_thread_done is not None:
+                await self.on_thread_done(plan.thread_id)
+            return
+        thread_status = "error" if status in ("error", "timeout") else "idle"
+        if plan.stopped_at_interrupt:
+            thread_status = "interrupted"
+        if others_waiting:
+            thread_status = "busy"
+        await self.records.touch_thread(plan.thread_id, status=thread_status)
+
+    def _memo(self, plan: RunPlan) -> dict[Any, Any]:
+        """The thread's message memo: its history is encoded once, not once per run."""
+        memo = self._memos.pop(plan.thread_id, None)
+        if memo is None:
+            memo = {}
+        self._memos[plan.thread_id] = memo
+        while len(self._memos) > THREAD_MEMOS_KEPT:
+            self._memos.popitem(last=False)
+        return memo
+
+    def _forget_old(self) -> None:
+        finished = [rid for rid, s in self.streams.items() if s.done.is_set()]
+        for run_id in finished[: max(0, len(finished) - FINISHED_RUNS_KEPT)]:
+            del self.streams[run_id]
+
+
+def _run_error_message(exc: Exception) -> str:
+    from langgraph.errors import GraphRecursionError, InvalidUpdateError
+
+    if isinstance(exc, GraphRecursionError | InvalidUpdateError):
+        return str(exc)
+    return f"The run failed ({type(exc).__name__})."

@@ -1,0 +1,113 @@
+"""Thread and run records, kept in a LangGraph store next to the checkpoints.
+
+LangGraph's checkpointer holds a thread's state; LangGraph Server also keeps a record per thread
+(metadata, status, timestamps) and per run. They live in a LangGraph ``BaseStore`` on the same
+database as the checkpoints (SQLite or PostgreSQL), so every gateway process on one database sees
+the same threads and runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from langgraph.store.base import BaseStore
+
+from deerflow.knowledge.server.wire import iso_now
+
+__all__ = ["ACTIVE_RUN_STATUSES", "TERMINAL_RUN_STATUSES", "Records"]
+
+ACTIVE_RUN_STATUSES: Final = frozenset({"pending", "running"})
+TERMINAL_RUN_STATUSES: Final = frozenset({"error", "success", "timeout", "interrupted"})
+_THREADS: Final = ("deerflow_gateway", "threads")
+_PAGE: Final = 1000
+
+
+def _runs_ns(thread_id: str) -> tuple[str, ...]:
+    return ("deerflow_gateway", "runs", thread_id)
+
+
+class Records:
+    """Thread and run records in ``store``."""
+
+    def __init__(self, store: BaseStore) -> None:
+        self.store = store
+
+    async def thread(self, thread_id: str) -> dict[str, Any] | None:
+        item = await self.store.aget(_THREADS, thread_id)
+        return dict(item.value) if item is not None else None
+
+    async def put_thread(self, record: dict[str, Any]) -> dict[str, Any]:
+        await self.store.aput(_THREADS, record["thread_id"], record, index=False)
+        return record
+
+    async def new_thread(self, thread_id: str, metadata: dict[str, Any]) -> dict[str, Any]:
+        now = iso_now()
+        return await self.put_thread(
+            {
+                "thread_id": thread_id,
+                "created_at": now,
+                "updated_at": now,
+                "metadata": metadata,
+                "status": "idle",
+            }
+        )
+
+    async def touch_thread(self, thread_id: str, **changes: Any) -> dict[str, Any] | None:
+        record = await self.thread(thread_id)
+        if record is None:
+            return None
+        record.update(changes, updated_at=iso_now())
+        return await self.put_thread(record)
+
+    async def delete_thread(self, thread_id: str) -> None:
+        for run in await self.runs(thread_id):
+            await self.store.adelete(_runs_ns(thread_id), run["run_id"])
+        await self.store.adelete(_THREADS, thread_id)
+
+    async def threads(self) -> list[dict[str, Any]]:
+        return await self._all(_THREADS)
+
+    async def run(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
+        item = await self.store.aget(_runs_ns(thread_id), run_id)
+        return dict(item.value) if item is not None else None
+
+    async def put_run(self, record: dict[str, Any]) -> dict[str, Any]:
+        await self.store.aput(_runs_ns(record["thread_id"]), record["run_id"], record, index=False)
+        return record
+
+    async def update_run(self, thread_id: str, run_id: str, **changes: Any) -> dict[str, Any]:
+        record = await self.run(thread_id, run_id) or {}
+        record.update(changes, updated_at=iso_now())
+        return await self.put_run(record)
+
+    async def delete_run(self, thread_id: str, run_id: str) -> None:
+        await self.store.adelete(_runs_ns(thread_id), run_id)
+
+    async def runs(self, thread_id: str) -> list[dict[str, Any]]:
+        runs = await self._all(_runs_ns(thread_id))
+        return sorted(runs, key=lambda r: r["created_at"], reverse=True)
+
+    async def active_runs(self, thread_id: str) -> list[dict[str, Any]]:
+        # Filtered in the database: a thread's finished runs are never read to admit a new one.
+        found = []
+        for status in sorted(ACTIVE_RUN_STATUSES):
+            found.extend(await self._all(_runs_ns(thread_id), {"status": status}))
+        return found
+
+    async def _all(
+        self, namespace: tuple[str, ...], where: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            page = await self.store.asearch(namespace, filter=where, limit=_PAGE, offset=offset)
+            found.extend(_exact(page, namespace))
+            offset += len(page)
+            if len(page) < _PAGE:
+                return found
+
+
+def _exact(items: Iterable[Any], namespace: tuple[str, ...]) -> list[dict[str, Any]]:
+    # A namespace search is a prefix search; keep only this namespace's own items.
+    return [dict(item.value) for item in items if tuple(item.namespace) == namespace]

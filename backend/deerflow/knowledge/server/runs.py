@@ -1,0 +1,412 @@
+"""Runs: on a thread (``stream``, ``wait``, background ``create``, ``get``, ``list``, ``join``,
+``join_stream``, ``cancel``, ``delete``) and stateless (``/runs/stream``, ``/runs/wait``, ``/runs``).
+
+A run's ``input`` and its ``command`` (``update``, ``resume``) are caller-written values: they pass
+the trust boundary before the graph sees them. Options the gateway does not implement answer 422.
+A run started by another gateway process on the same database can be joined too: its record and
+the checkpoints it writes are in the shared database, so the join follows those (``values`` only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from langgraph.types import Command
+
+from deerflow.knowledge.server.gateway import (
+    Gateway,
+    gateway,
+    parse_messages,
+    trusted_values,
+)
+from deerflow.knowledge.server.http import ApiError, read_json, strip, validate
+from deerflow.knowledge.server.manager import RunPlan
+from deerflow.knowledge.server.records import TERMINAL_RUN_STATUSES
+from deerflow.knowledge.server.schemas import RunCreate, unsupported_options
+from deerflow.knowledge.server.streaming import STREAM_MODES, Event, RunStream, sse_frame
+from deerflow.knowledge.server.wire import WireEncoder, dumps
+
+__all__ = ["REMOTE_POLL_SECONDS", "router"]
+
+#: How often a join of another process's run reads the shared database.
+REMOTE_POLL_SECONDS: Final = 0.25
+_MAX_RECURSION_LIMIT: Final = 1000
+_SSE_HEADERS: Final = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+router = APIRouter()
+
+
+def _modes(stream_mode: str | list[str]) -> list[str]:
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+    unknown = [m for m in modes if m not in STREAM_MODES]
+    if unknown:
+        raise ApiError(
+            422,
+            f"stream_mode {', '.join(map(repr, unknown))} is not supported "
+            f"(supported: {', '.join(sorted(STREAM_MODES))})",
+        )
+    return list(dict.fromkeys(modes)) or ["values"]
+
+
+def _config(gw: Gateway, thread_id: str, body: RunCreate) -> dict[str, Any]:
+    checkpoint = body.checkpoint or (
+        {"checkpoint_id": body.checkpoint_id} if body.checkpoint_id else None
+    )
+    config: dict[str, Any] = gw.thread_config(thread_id, checkpoint)
+    extra = dict(body.config or {})
+    configurable = extra.pop("configurable", None) or {}
+    for reserved in ("thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"):
+        if reserved in configurable:
+            raise ApiError(422, f"config.configurable.{reserved} is set by the gateway")
+    config["configurable"].update(strip(configurable).value)
+    if "recursion_limit" in extra:
+        limit = extra.pop("recursion_limit")
+        if not isinstance(limit, int) or not 1 <= limit <= _MAX_RECURSION_LIMIT:
+            raise ApiError(422, f"config.recursion_limit must be 1..{_MAX_RECURSION_LIMIT}")
+        config["recursion_limit"] = limit
+    if "tags" in extra:
+        tags = extra.pop("tags")
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            raise ApiError(422, "config.tags must be a list of strings")
+        config["tags"] = tags
+    extra.pop("metadata", None)
+    if extra:
+        raise ApiError(422, f"config keys {sorted(extra)} are not supported by this gateway")
+    return config
+
+
+def _graph_input(gw: Gateway, body: RunCreate) -> Any:
+    if body.input is not None and body.command is not None:
+        raise ApiError(422, "a run takes either input or command, not both")
+    if body.command is not None:
+        command = body.command
+        update = None
+        if command.update is not None:
+            update, _ = trusted_values(command.update)
+        resume = strip(command.resume).value if command.resume is not None else None
+        goto = command.goto
+        for target in goto if isinstance(goto, list) else [goto] if goto else []:
+            node = target.get("node") if isinstance(target, dict) else target
+            if not isinstance(node, str) or node not in gw.graph.nodes:
+                raise ApiError(422, f"command.goto {node!r} is not a node of the graph")
+        goto_nodes = (
+            [g["node"] if isinstance(g, dict) else g for g in goto]
+            if isinstance(goto, list)
+            else ([goto["node"] if isinstance(goto, dict) else goto] if goto else ())
+        )
+        return Command(update=update, resume=resume, goto=goto_nodes)
+    if body.input is None:
+        return None
+    values, _ = trusted_values(body.input)
+    if isinstance(values, dict) and "messages" not in values:
+        values = {**values, "messages": parse_messages([])}
+    return values
+
+
+def _nodes(gw: Gateway, names: Any, option: str) -> Any:
+    if names is None or names == "*":
+        return names
+    for name in names:
+        if name not in gw.graph.nodes:
+            raise ApiError(422, f"{option} {name!r} is not a node of the graph")
+    return names
+
+
+async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[RunPlan, RunCreate]:
+    body = validate(RunCreate, await read_json(request))
+    unsupported = unsupported_options(body)
+    if unsupported:
+        raise ApiError(422, f"{', '.join(unsupported)}: not supported by this gateway")
+    assistant_id = gw.assistant_id(body.assistant_id)
+    stateless = thread_id is None
+    if thread_id is None:
+        thread_id = str(uuid.uuid4())
+    elif body.if_not_exists == "create":
+        try:
+            await gw.thread(thread_id)
+        except ApiError as exc:
+            if exc.status_code != 404:
+                raise
+            try:
+                uuid.UUID(thread_id)
+            except ValueError:
+                raise ApiError(422, "thread_id must be a UUID") from None
+            await gw.records.new_thread(thread_id, {})
+    else:
+        await gw.thread(thread_id)
+    durability = body.durability
+    if durability is None and body.checkpoint_during is not None:
+        durability = "async" if body.checkpoint_during else "exit"
+    plan = RunPlan(
+        thread_id=thread_id,
+        assistant_id=assistant_id,
+        graph_input=_graph_input(gw, body),
+        config=_config(gw, thread_id, body),
+        modes=_modes(body.stream_mode),
+        subgraphs=body.stream_subgraphs,
+        resumable=body.stream_resumable,
+        metadata=strip(body.metadata).value,
+        multitask_strategy=body.multitask_strategy,
+        interrupt_before=_nodes(gw, body.interrupt_before, "interrupt_before"),
+        interrupt_after=_nodes(gw, body.interrupt_after, "interrupt_after"),
+        durability=durability,
+        delete_thread_after=stateless and body.on_completion != "keep",
+    )
+    if stateless:
+        await gw.records.new_thread(thread_id, {})
+    return plan, body
+
+
+def _run_headers(record: dict[str, Any], *, resumable: bool) -> dict[str, str]:
+    # Relative to the API root, as the SDKs resolve them against their ``apiUrl``.
+    base = f"/threads/{record['thread_id']}/runs/{record['run_id']}"
+    headers = {"Content-Location": base}
+    if resumable:
+        headers["Location"] = base + "/stream"
+    return headers
+
+
+def _sse(
+    gw: Gateway,
+    stream: RunStream,
+    *,
+    after: int = -1,
+    modes: list[str] | None = None,
+    cancel_on_disconnect: bool = False,
+    headers: dict[str, str] | None = None,
+) -> StreamingResponse:
+    async def frames() -> AsyncIterator[bytes]:
+        try:
+            async for event in stream.follow(after=after, modes=modes):
+                yield sse_frame(event, with_id=stream.resumable)
+        finally:
+            if cancel_on_disconnect and not stream.done.is_set():
+                gw.runs.cancel(stream.run_id)
+
+    return StreamingResponse(
+        frames(), media_type="text/event-stream", headers={**_SSE_HEADERS, **(headers or {})}
+    )
+
+
+async def _stream(gw: Gateway, request: Request, thread_id: str | None) -> StreamingResponse:
+    plan, body = await _plan(gw, request, thread_id)
+    record, stream = await gw.runs.start(plan)
+    return _sse(
+        gw,
+        stream,
+        cancel_on_disconnect=body.on_disconnect == "cancel",
+        headers=_run_headers(record, resumable=plan.resumable),
+    )
+
+
+async def _final_values(gw: Gateway, stream: RunStream, thread_id: str) -> bytes:
+    errors = [e for e in stream.events if e.name == "error"]
+    if errors:
+        return b'{"__error__":' + errors[-1].data + b"}"
+    snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
+    return WireEncoder().values(snapshot.values or {})
+
+
+async def _wait(gw: Gateway, request: Request, thread_id: str | None) -> Response:
+    plan, body = await _plan(gw, request, thread_id)
+    plan.modes = ["values"]  # a stateless thread is gone when the run ends: keep its last values
+    record, stream = await gw.runs.start(plan)
+    try:
+        await stream.done.wait()
+    except asyncio.CancelledError:
+        if body.on_disconnect == "cancel":
+            gw.runs.cancel(stream.run_id)
+        raise
+    if plan.delete_thread_after:
+        errors = [e for e in stream.events if e.name == "error"]
+        last = [e for e in stream.events if e.name == "values"]
+        values = (
+            b'{"__error__":' + errors[-1].data + b"}"
+            if errors
+            else last[-1].data
+            if last
+            else b"null"
+        )
+    else:
+        values = await _final_values(gw, stream, plan.thread_id)
+    return Response(
+        values,
+        media_type="application/json",
+        headers=_run_headers(record, resumable=False),
+    )
+
+
+@router.post("/threads/{thread_id}/runs/stream")
+async def stream_run(thread_id: str, request: Request, gw: Gateway = Depends(gateway)) -> Response:
+    return await _stream(gw, request, thread_id)
+
+
+@router.post("/runs/stream")
+async def stream_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Response:
+    return await _stream(gw, request, None)
+
+
+@router.post("/threads/{thread_id}/runs/wait")
+async def wait_run(thread_id: str, request: Request, gw: Gateway = Depends(gateway)) -> Response:
+    return await _wait(gw, request, thread_id)
+
+
+@router.post("/runs/wait")
+async def wait_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Response:
+    return await _wait(gw, request, None)
+
+
+@router.post("/threads/{thread_id}/runs")
+async def create_run(thread_id: str, request: Request, gw: Gateway = Depends(gateway)) -> Response:
+    plan, _ = await _plan(gw, request, thread_id)
+    record = (await gw.runs.start(plan))[0]
+    return Response(
+        dumps(record),
+        media_type="application/json",
+        headers=_run_headers(record, resumable=plan.resumable),
+    )
+
+
+@router.post("/runs")
+async def create_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Response:
+    plan, _ = await _plan(gw, request, None)
+    record = (await gw.runs.start(plan))[0]
+    return Response(dumps(record), media_type="application/json")
+
+
+@router.get("/threads/{thread_id}/runs")
+async def list_runs(
+    thread_id: str,
+    limit: int = Query(10, ge=1, le=1000),
+    offset: int = Query(0, ge=0),
+    status: str | None = None,
+    gw: Gateway = Depends(gateway),
+) -> Response:
+    await gw.thread(thread_id)
+    runs = await gw.records.runs(thread_id)
+    if status is not None:
+        runs = [r for r in runs if r["status"] == status]
+    return Response(dumps(runs[offset : offset + limit]), media_type="application/json")
+
+
+async def _run(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
+    await gw.thread(thread_id)
+    record = await gw.records.run(thread_id, run_id)
+    if record is None:
+        raise ApiError(404, f"Run {run_id} not found")
+    return record
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}")
+async def get_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
+    return Response(dumps(await _run(gw, thread_id, run_id)), media_type="application/json")
+
+
+@router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
+async def delete_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
+    record = await _run(gw, thread_id, run_id)
+    if record["status"] not in TERMINAL_RUN_STATUSES:
+        raise ApiError(409, f"Run {run_id} is still {record['status']}; cancel it first")
+    await gw.records.delete_run(thread_id, run_id)
+    return Response(status_code=204)
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/cancel")
+async def cancel_run(
+    thread_id: str,
+    run_id: str,
+    wait: bool = False,
+    action: str = "interrupt",
+    gw: Gateway = Depends(gateway),
+) -> Response:
+    record = await _run(gw, thread_id, run_id)
+    if action != "interrupt":
+        raise ApiError(422, f"cancel action {action!r} is not supported by this gateway")
+    if record["status"] in TERMINAL_RUN_STATUSES:
+        raise ApiError(409, f"Run {run_id} has already ended ({record['status']})")
+    stream = gw.runs.stream(run_id)
+    if stream is None:
+        raise ApiError(409, f"Run {run_id} runs in another gateway process; cancel it there")
+    gw.runs.cancel(run_id)
+    if wait:
+        await stream.done.wait()
+    return Response(status_code=204)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/join")
+async def join_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
+    await _run(gw, thread_id, run_id)
+    stream = gw.runs.stream(run_id)
+    if stream is not None:
+        await stream.done.wait()
+        values = await _final_values(gw, stream, thread_id)
+    else:
+        record = await _await_remote(gw, thread_id, run_id)
+        if record["status"] in ("error", "timeout"):
+            values = dumps({"__error__": {"error": record["status"], "message": "The run failed."}})
+        else:
+            snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
+            values = WireEncoder().values(snapshot.values or {})
+    return Response(values, media_type="application/json")
+
+
+async def _await_remote(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
+    while True:
+        record = await gw.records.run(thread_id, run_id)
+        if record is None:
+            raise ApiError(404, f"Run {run_id} not found")
+        if record["status"] in TERMINAL_RUN_STATUSES or gw.runs._stale(record):
+            return record
+        await asyncio.sleep(REMOTE_POLL_SECONDS)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/stream")
+async def join_stream(
+    thread_id: str,
+    run_id: str,
+    request: Request,
+    stream_mode: list[str] | None = Query(None),
+    cancel_on_disconnect: bool = False,
+    gw: Gateway = Depends(gateway),
+) -> Response:
+    record = await _run(gw, thread_id, run_id)
+    requested = [m for mode in stream_mode or [] for m in mode.split(",") if m]
+    modes = _modes(requested) if requested else None
+    last = request.headers.get("last-event-id")
+    after = int(last) if last is not None and last.strip().isdigit() else -1
+    stream = gw.runs.stream(run_id)
+    if stream is not None:
+        return _sse(gw, stream, after=after, modes=modes, cancel_on_disconnect=cancel_on_disconnect)
+    return StreamingResponse(
+        _remote_frames(gw, record), media_type="text/event-stream", headers=_SSE_HEADERS
+    )
+
+
+async def _remote_frames(gw: Gateway, record: dict[str, Any]) -> AsyncIterator[bytes]:
+    """A run of another process, followed through the checkpoints it writes (``values`` only)."""
+    thread_id, run_id = record["thread_id"], record["run_id"]
+    yield sse_frame(Event(0, "metadata", dumps({"run_id": run_id, "attempt": 1})), with_id=False)
+    seen: str | None = None
+    encoder = WireEncoder()
+    while True:
+        current = await gw.records.run(thread_id, run_id)
+        ended = (
+            current is None or current["status"] in TERMINAL_RUN_STATUSES or gw.runs._stale(current)
+        )
+        snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
+        checkpoint_id = (snapshot.config or {}).get("configurable", {}).get("checkpoint_id")
+        if checkpoint_id != seen and snapshot.created_at:
+            seen = checkpoint_id
+            if snapshot.created_at >= record["created_at"] or ended:
+                yield sse_frame(Event(0, "values", encoder.values(snapshot.values)), with_id=False)
+        if ended:
+            if current is not None and current["status"] in ("error", "timeout"):
+                error = {"error": current["status"], "message": "The run failed."}
+                yield sse_frame(Event(0, "error", dumps(error)), with_id=False)
+            return
+        await asyncio.sleep(REMOTE_POLL_SECONDS)

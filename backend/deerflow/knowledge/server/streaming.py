@@ -1,0 +1,226 @@
+"""One run's events: LangGraph stream parts turned into LangGraph Server's SSE events, kept for joins.
+
+A run's events are appended to a :class:`RunStream` as the run makes them; the response that started
+the run, a ``join_stream`` from another client and a reconnect with ``Last-Event-ID`` all follow
+the same log, so no event is computed twice and a reader that drops can resume where it stopped.
+:class:`EventTranslator` maps the requested ``stream_mode`` values onto LangGraph's stream modes and
+back to the Server's event names (``values``, ``updates``, ``messages/partial``,
+``messages/complete``, ``messages/metadata``, ``messages`` for ``messages-tuple``, ``custom``,
+``debug``, ``tasks``, ``checkpoints``, ``tools`` (derived from the steps' updates); ``name|ns``
+for subgraph events).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Collection
+from dataclasses import dataclass
+from typing import Any, Final
+
+from langchain_core.messages import AIMessage, BaseMessage, BaseMessageChunk, ToolMessage
+
+from deerflow.knowledge.server.wire import WireEncoder, dumps
+
+__all__ = [
+    "ALWAYS_SENT",
+    "STREAM_MODES",
+    "Event",
+    "EventTranslator",
+    "RunStream",
+    "event_mode",
+    "sse_frame",
+]
+
+#: The ``stream_mode`` values a run accepts (LangGraph Server's, less ``events``).
+STREAM_MODES: Final = frozenset(
+    {
+        "values",
+        "updates",
+        "messages",
+        "messages-tuple",
+        "custom",
+        "debug",
+        "tasks",
+        "checkpoints",
+        "tools",
+    }
+)
+#: Events every reader gets, whatever stream modes it asked for.
+ALWAYS_SENT: Final = frozenset({"metadata", "error", "end"})
+#: Modes LangGraph streams under another name, or (``tools``) derives from ``updates``.
+_GRAPH_MODE: Final = {"messages-tuple": "messages", "messages": "messages", "tools": "updates"}
+
+
+@dataclass(frozen=True)
+class Event:
+    id: int
+    name: str
+    data: bytes
+
+
+def sse_frame(event: Event, *, with_id: bool) -> bytes:
+    head = b"event: " + event.name.encode() + b"\ndata: " + event.data + b"\n"
+    return head + (b"id: %d\n\n" % event.id if with_id else b"\n")
+
+
+def event_mode(name: str) -> str:
+    """The stream mode an event belongs to (``messages/partial`` → ``messages``)."""
+    base = name.split("|", 1)[0]
+    if base == "messages":
+        return "messages-tuple"
+    return base.split("/", 1)[0]
+
+
+class RunStream:
+    """The events of one run in this process, in order, with their ids (0, 1, …)."""
+
+    def __init__(self, run_id: str, thread_id: str, *, resumable: bool) -> None:
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self.resumable = resumable
+        self.events: list[Event] = []
+        self.done = asyncio.Event()
+        self._wake = asyncio.Event()
+
+    def emit(self, name: str, data: bytes) -> None:
+        self.events.append(Event(len(self.events), name, data))
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+    def finish(self) -> None:
+        self.done.set()
+        self._wake.set()
+
+    async def follow(
+        self, *, after: int = -1, modes: Collection[str] | None = None
+    ) -> AsyncIterator[Event]:
+        """Events with an id above ``after``, then each new one until the run ends."""
+        position = max(after + 1, 0)
+        while True:
+            wake = self._wake
+            while position < len(self.events):
+                event = self.events[position]
+                position += 1
+                if modes is None or event.name in ALWAYS_SENT or event_mode(event.name) in modes:
+                    yield event
+            if self.done.is_set():
+                return
+            await wake.wait()
+
+
+class EventTranslator:
+    """Turns ``graph.astream`` parts into events on a :class:`RunStream`."""
+
+    def __init__(
+        self,
+        stream: RunStream,
+        modes: Collection[str],
+        *,
+        subgraphs: bool,
+        encoder: WireEncoder | None = None,
+    ) -> None:
+        self.stream = stream
+        self.modes = frozenset(modes)
+        self.subgraphs = subgraphs
+        self.encoder = encoder or WireEncoder()
+        self._partial: dict[str, BaseMessageChunk] = {}
+        self._seen: set[str] = set()
+        #: Whether the run stopped at an interrupt (seen in its ``updates``, which are always asked
+        #: for: re-reading the state afterwards would cost a full checkpoint load per run).
+        self.interrupted = False
+        #: Set when the run was stopped: parts the graph still yields are dropped.
+        self.closed = False
+
+    def graph_modes(self) -> list[str]:
+        # ``updates`` always: a streamed message is complete when its node's update lands, and an
+        # interrupt shows up there.
+        return sorted({_GRAPH_MODE.get(m, m) for m in self.modes} | {"updates"})
+
+    def feed(self, part: Any) -> None:
+        if self.subgraphs:
+            namespace, mode, chunk = part
+        else:
+            (mode, chunk), namespace = part, ()
+        suffix = "".join("|" + str(n) for n in namespace)
+        if mode == "values":
+            if "values" in self.modes:
+                self.stream.emit("values" + suffix, self.encoder.values(chunk))
+        elif mode == "messages":
+            self._message(chunk, suffix)
+        elif mode == "updates":
+            if not namespace and isinstance(chunk, dict) and "__interrupt__" in chunk:
+                self.interrupted = True
+            if "updates" in self.modes:
+                self.stream.emit("updates" + suffix, dumps(chunk))
+            if "messages" in self.modes:
+                self._completed(chunk, suffix)
+            if "tools" in self.modes:
+                self._tools(chunk, suffix)
+        else:
+            self.stream.emit(mode + suffix, dumps(chunk))
+
+    def _message(self, chunk: Any, suffix: str) -> None:
+        message, metadata = chunk
+        if "messages-tuple" in self.modes:
+            self.stream.emit(
+                "messages" + suffix, b"[" + dumps(message) + b"," + dumps(metadata) + b"]"
+            )
+        if "messages" not in self.modes or not isinstance(message, BaseMessage):
+            return
+        key = message.id or ""
+        if key not in self._seen:
+            self._seen.add(key)
+            self.stream.emit("messages/metadata" + suffix, dumps({key: {"metadata": metadata}}))
+        if isinstance(message, BaseMessageChunk):
+            previous = self._partial.get(key)
+            whole = message if previous is None else previous + message
+            self._partial[key] = whole
+            self.stream.emit("messages/partial" + suffix, b"[" + dumps(whole) + b"]")
+        else:
+            self.stream.emit(
+                "messages/complete" + suffix, b"[" + self.encoder.message(message) + b"]"
+            )
+
+    def _tools(self, update: Any, suffix: str) -> None:
+        """``tools`` events (``on_tool_start`` / ``on_tool_end`` / ``on_tool_error``), as
+        ``useStream``'s ``toolProgress`` reads them, from the steps that call and run tools."""
+        for message in _update_messages(update):
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    start = {
+                        "event": "on_tool_start",
+                        "toolCallId": call["id"],
+                        "name": call["name"],
+                        "input": call["args"],
+                    }
+                    self.stream.emit("tools" + suffix, dumps(start))
+            elif isinstance(message, ToolMessage):
+                failed = message.status == "error"
+                end = {
+                    "event": "on_tool_error" if failed else "on_tool_end",
+                    "toolCallId": message.tool_call_id,
+                    "name": message.name,
+                    ("error" if failed else "output"): message,
+                }
+                self.stream.emit("tools" + suffix, dumps(end))
+
+    def _completed(self, update: Any, suffix: str) -> None:
+        if not isinstance(update, dict) or not self._partial:
+            return
+        for message in _update_messages(update):
+            if isinstance(message, BaseMessage) and (message.id or "") in self._partial:
+                del self._partial[message.id or ""]
+                self.stream.emit(
+                    "messages/complete" + suffix, b"[" + self.encoder.message(message) + b"]"
+                )
+
+
+def _update_messages(update: Any) -> list[Any]:
+    """The messages an ``updates`` part writes, across its nodes."""
+    found: list[Any] = []
+    if isinstance(update, dict):
+        for node_update in update.values():
+            messages = node_update.get("messages") if isinstance(node_update, dict) else None
+            if isinstance(messages, list):
+                found.extend(messages)
+    return found
