@@ -1060,3 +1060,14 @@ async def test_tool_hook_failure_is_error_text_by_type_only(
 def test_chunks_and_hits_must_be_parallel() -> None:
     with pytest.raises(ValueError):
         RAGFlowResult(provider="ragflow", query="q", chunks=(RAGFlowChunk(text="x"),))
+
+
+def test_the_optional_hooks_are_declared_protocols() -> None:
+    from deerflow.knowledge.contract import DescribesTool, FormatsOwnOutput
+    from deerflow.knowledge.providers.lightrag import LightRAGProvider
+
+    ragflow = RAGFlowProvider(BASE, api_key=SECRET)
+    assert isinstance(ragflow, FormatsOwnOutput) and isinstance(ragflow, DescribesTool)
+    assert isinstance(HookProvider(None), FormatsOwnOutput)
+    lightrag = LightRAGProvider()
+    assert not isinstance(lightrag, FormatsOwnOutput) and not isinstance(lightrag, DescribesTool)

@@ -43,6 +43,8 @@ __all__ = [
     "REQUIRED_FIELDS",
     "URL_PATTERN",
     "WHITE_SPACE",
+    "DescribesTool",
+    "FormatsOwnOutput",
     "KnowledgeCapabilities",
     "KnowledgeSource",
     "RetrievalHit",
@@ -304,6 +306,26 @@ class KnowledgeCapabilities(BaseModel):
 
     def to_metadata(self) -> dict[str, list[str]]:
         return {"operations": list(self.operations)}
+
+
+@runtime_checkable
+class FormatsOwnOutput(Protocol):
+    """Optional provider hook: keep an established output of its own (RAGFlow: DeerFlow's native
+    snapshots). ``format_for_tool`` returns ``(content, artifact)``, or None to select the shared
+    envelope; the tool checks the budget before calling it."""
+
+    def format_for_tool(
+        self, result: RetrievalResult, *, max_chars: int, max_chars_per_hit: int
+    ) -> tuple[str, dict[str, Any]] | None: ...
+
+
+@runtime_checkable
+class DescribesTool(Protocol):
+    """Optional provider hook: its own tool description (its citation links may look
+    different from the shared envelope's)."""
+
+    @property
+    def tool_description(self) -> str: ...
 
 
 @runtime_checkable

@@ -40,7 +40,7 @@ __all__ = [
     "MIN_MAX_CHARS",
     "NO_RESULTS",
     "FormattedResult",
-    "check_budget",
+    "OutputBudget",
     "citation_link",
     "escape_label",
     "format_result",
@@ -116,19 +116,23 @@ def _notice(omitted: int) -> str:
     return f"\n\n[{omitted} more {noun} omitted to stay within the output budget.]"
 
 
-def check_budget(
-    *,
-    max_chars: int = DEFAULT_MAX_CHARS,
-    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT,
-    max_hits: int = DEFAULT_MAX_HITS,
-) -> None:
-    """Raise ``ValueError`` (the caller's fault) for a budget outside the supported bounds."""
-    if not MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS:
-        raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
-    if not 1 <= max_chars_per_hit <= MAX_EXCERPT_CHARS:
-        raise ValueError(f"max_chars_per_hit must be between 1 and {MAX_EXCERPT_CHARS}")
-    if not 1 <= max_hits <= MAX_SOURCES:
-        raise ValueError(f"max_hits must be between 1 and {MAX_SOURCES}")
+@dataclass(frozen=True, slots=True)
+class OutputBudget:
+    """How much one tool result may show, checked once when it is made (like ``httpx.Timeout``).
+
+    ``max_chars`` bounds the whole content (code points), ``max_chars_per_hit`` each excerpt.
+    Raises ``ValueError`` (the caller's fault) for a value outside the supported bounds, so a
+    tool with an impossible budget fails when it is built, not on its first call.
+    """
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT
+
+    def __post_init__(self) -> None:
+        if not MIN_MAX_CHARS <= self.max_chars <= MAX_MAX_CHARS:
+            raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
+        if not 1 <= self.max_chars_per_hit <= MAX_EXCERPT_CHARS:
+            raise ValueError(f"max_chars_per_hit must be between 1 and {MAX_EXCERPT_CHARS}")
 
 
 def format_result(
@@ -139,7 +143,9 @@ def format_result(
     max_hits: int = DEFAULT_MAX_HITS,
 ) -> FormattedResult:
     """Content plus evidence artifact for ``result``; content length is at most ``max_chars``."""
-    check_budget(max_chars=max_chars, max_chars_per_hit=max_chars_per_hit, max_hits=max_hits)
+    OutputBudget(max_chars, max_chars_per_hit)  # raises ValueError outside the bounds
+    if not 1 <= max_hits <= MAX_SOURCES:
+        raise ValueError(f"max_hits must be between 1 and {MAX_SOURCES}")
     hits = [hit for hit in result.hits if _clean(hit.text).strip()]
     if not hits:
         return FormattedResult(NO_RESULTS, None, (), 0)
