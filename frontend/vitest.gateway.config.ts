@@ -6,7 +6,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   cacheDir: fileURLToPath(new URL("../node_modules/.vite", import.meta.url)),
   test: {
-    include: ["test/gateway/**/*.test.ts"],
+    include: ["test/gateway/**/*.test.ts", "test/gateway/**/*.test.tsx"],
     environment: "node",
     globalSetup: ["test/gateway/global-setup.ts"],
     testTimeout: 60_000,

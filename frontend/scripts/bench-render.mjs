@@ -3,7 +3,8 @@
  *
  * A 1,000-message history (200 turns of human, AI tool call, tool, AI answer, human; the last
  * message is the streaming answer) with 200 tool messages × 100 valid shared sources each, rendered
- * as a transcript of KnowledgeMarkdown + SourcesPanel under jsdom with React's production build.
+ * as a transcript of KnowledgeMarkdown + SourcesPanel (closed, as the chat page shows it) under
+ * jsdom with React's production build.
  *
  *   first render (cold)  a new root, new message objects, a new resolver: includes verifying all
  *                        20,000 records (id recomputation, handle and excerpt checks)
@@ -11,7 +12,15 @@
  *   re-render            the same root after one token is appended to the last message (a new
  *                        messages array and a new last message object; everything else the same)
  *
- * The last line is the headline: median re-render / median cold first render (target ≤ 0.1).
+ *   baseline             the same transcript through plain react-markdown + rehype-sanitize (no
+ *                        citations resolved, no sources panel): the floor a Markdown chat pays
+ *   collectSources       cold (fresh messages, fresh resolver) versus the floor of recomputing
+ *                        every record's id (what verification cannot avoid)
+ *
+ * Times are CPU time of this process (process.cpuUsage: user + system), not wall time, so that
+ * other load on a shared machine does not skew them. Each ratio is printed last on its line, measured in this run. Targets (issue 15): first render
+ * ≤ 1.3× the baseline, DOM elements ≤ 1.5×, re-render ≤ 0.01× first render, collectSources cold
+ * ≤ 1.6× the id floor. The DOM count is taken before any interaction (no preview opened).
  * Usage: npm run bench [-- --quick]
  */
 
@@ -47,6 +56,8 @@ globalThis.document = dom.window.document;
 const { createElement: h } = await import("react");
 const { createRoot } = await import("react-dom/client");
 const { flushSync } = await import("react-dom");
+const { default: Markdown } = await import("react-markdown");
+const { default: rehypeSanitize } = await import("rehype-sanitize");
 
 // Load the package from source through Vite (TypeScript and TSX), React stays external.
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -107,7 +118,7 @@ for (let turn = 0; turn < TURNS; turn++) {
 history.pop(); // the streaming answer takes the last slot: 1,000 messages
 const streamingBase = `Streaming answer citing ${cite(history.findLast((m) => m.type === "tool").artifact.knowledge_sources[0])}`;
 
-function Transcript({ messages, resolver }) {
+function Transcript({ messages, resolver, panel = true }) {
   const last = messages.length - 1;
   return h(
     "div",
@@ -120,24 +131,61 @@ function Transcript({ messages, resolver }) {
         "article",
         { key: message.id },
         h(KnowledgeMarkdown, { ...common, streaming: index === last }),
-        h(SourcesPanel, common),
+        panel ? h(SourcesPanel, { ...common, defaultOpen: false }) : null,
+      );
+    }),
+  );
+}
+
+// The floor: the same transcript as plain react-markdown + rehype-sanitize.
+const PLAIN_REHYPE = [rehypeSanitize];
+function PlainTranscript({ messages }) {
+  return h(
+    "div",
+    null,
+    messages.map((message) => {
+      if (message.type === "human") return h("p", { key: message.id }, message.content);
+      if (message.type !== "ai" || message.content === "") return null;
+      return h(
+        "article",
+        { key: message.id },
+        h("div", null, h(Markdown, { rehypePlugins: PLAIN_REHYPE }, message.content)),
       );
     }),
   );
 }
 
 const withAnswer = (base, text) => [...base, { type: "ai", id: "streaming", content: text }];
+// New answer strings for each first render (trailing spaces: the same rendered DOM), so nothing
+// keyed by the Markdown text is warm from an earlier run; tool messages stay the same objects.
+let variant = 0;
+const freshAnswers = (messages) => {
+  variant += 1;
+  const pad = " ".repeat(variant);
+  return messages.map((m) => (m.type === "ai" && m.content !== "" ? { ...m, content: m.content + pad } : m));
+};
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value) => `${value.toFixed(2)} ms`;
+// CPU time of this process (user + system), in ms: on a shared machine, wall time includes
+// waiting for a core, CPU time does not, so ratios of CPU times are far steadier.
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
-function mount(messages, resolver) {
+function mount(messages, resolver, element = (props) => h(Transcript, props)) {
   const container = document.createElement("div");
   document.body.appendChild(container);
   const reactRoot = createRoot(container);
-  const start = performance.now();
-  flushSync(() => reactRoot.render(h(Transcript, { messages, resolver })));
-  return { reactRoot, container, elapsed: performance.now() - start };
+  const start = cpuNow();
+  flushSync(() => reactRoot.render(element({ messages, resolver })));
+  return { reactRoot, container, elapsed: cpuNow() - start };
 }
+
+const domSize = (container) => ({
+  elements: container.querySelectorAll("*").length,
+  text: container.textContent.length,
+});
 
 function unmount({ reactRoot, container }) {
   flushSync(() => reactRoot.unmount());
@@ -153,21 +201,62 @@ function unmount({ reactRoot, container }) {
 // First render, cold: fresh message objects and a fresh resolver each run.
 const cold = [];
 for (let run = 0; run < FIRST_RUNS; run++) {
-  const messages = withAnswer(structuredClone(history), streamingBase);
+  const messages = freshAnswers(withAnswer(structuredClone(history), streamingBase));
   const mounted = mount(messages, createSourceResolver());
   cold.push(mounted.elapsed);
   unmount(mounted);
 }
 
-// First render, warm: verified message objects, a new root.
+// First render, warm (verified message objects, a new root), with and without the sources
+// panel, and the floor (plain react-markdown + rehype-sanitize), interleaved run by run so that
+// all three see the same machine load. The DOM is counted before any interaction.
 const resolver = createSourceResolver();
 const base = structuredClone(history);
-unmount(mount(withAnswer(base, streamingBase), resolver));
+const full = (p) => h(Transcript, p);
+const noPanel = (p) => h(Transcript, { ...p, panel: false });
+const plainOf = (p) => h(PlainTranscript, p);
+for (const element of [full, noPanel, plainOf]) unmount(mount(withAnswer(base, streamingBase), resolver, element));
 const warm = [];
-for (let run = 0; run < FIRST_RUNS; run++) {
-  const mounted = mount(withAnswer(base, streamingBase), resolver);
-  warm.push(mounted.elapsed);
-  unmount(mounted);
+const warmNoPanel = [];
+const plain = [];
+let domFull;
+let domNoPanel;
+let domPlain;
+let previewsMounted;
+for (let run = 0; run < FIRST_RUNS + 2; run++) {
+  for (const [element, times] of [[full, warm], [noPanel, warmNoPanel], [plainOf, plain]]) {
+    const mounted = mount(freshAnswers(withAnswer(base, streamingBase)), resolver, element);
+    times.push(mounted.elapsed);
+    const size = domSize(mounted.container);
+    if (element === full) {
+      domFull = size;
+      previewsMounted = mounted.container.querySelectorAll(".dk-preview, .dk-excerpt").length;
+    } else if (element === noPanel) {
+      domNoPanel = size;
+    } else {
+      domPlain = size;
+    }
+    unmount(mounted);
+  }
+}
+
+// collectSources, cold, versus recomputing every record's id.
+const allRecords = history.filter((m) => m.type === "tool").flatMap((m) => m.artifact.knowledge_sources);
+const collectCold = [];
+const idFloor = [];
+for (let run = 0; run < FIRST_RUNS + 2; run++) {
+  const fresh = withAnswer(structuredClone(history), streamingBase);
+  const coldResolver = createSourceResolver();
+  let start = cpuNow();
+  const lookup = coldResolver.collectSources(fresh, fresh.length);
+  collectCold.push(cpuNow() - start);
+  if (lookup.size !== allRecords.length) throw new Error(`collectSources found ${lookup.size} sources`);
+  const records = structuredClone(allRecords);
+  start = cpuNow();
+  let sink = 0;
+  for (const record of records) sink += sourceId(record).length;
+  idFloor.push(cpuNow() - start);
+  if (sink !== 32 * records.length) throw new Error("unexpected id length");
 }
 
 // Re-render after one streamed token.
@@ -177,9 +266,9 @@ const tokens = [];
 for (let token = 0; token < TOKENS; token++) {
   text += ` token${token}`;
   const messages = withAnswer(base, text);
-  const start = performance.now();
+  const start = cpuNow();
   flushSync(() => mounted.reactRoot.render(h(Transcript, { messages, resolver })));
-  tokens.push(performance.now() - start);
+  tokens.push(cpuNow() - start);
 }
 const chips = mounted.container.querySelectorAll(".dk-chip").length;
 unmount(mounted);
@@ -191,7 +280,23 @@ const rerender = median(tokens);
 console.log(`messages: ${history.length + 1}, tool messages: ${TURNS}, sources: ${TURNS * SOURCES_PER_TOOL}, chips rendered: ${chips}`);
 console.log(`resolver: ${stats.validations} validations, ${stats.indexBuilds} index builds, ${stats.historyScans} history scans`);
 console.log(`first render, cold (median of ${FIRST_RUNS}): ${ms(firstCold)}  [${cold.map((v) => v.toFixed(0)).join(", ")}]`);
-console.log(`first render, warm caches (median of ${FIRST_RUNS}): ${ms(firstWarm)}`);
+console.log(`first render, warm caches (median of ${FIRST_RUNS + 2}): ${ms(firstWarm)}`);
 console.log(`re-render after one token (median of ${TOKENS}): ${ms(rerender)}  [p90 ${ms([...tokens].sort((a, b) => a - b)[Math.floor(TOKENS * 0.9)])}]`);
-console.log(`ratio re-render/first render (warm caches): ${(rerender / firstWarm).toFixed(4)}`);
-console.log(`ratio re-render/first render: ${(rerender / firstCold).toFixed(4)}`);
+const firstPlain = median(plain);
+const firstNoPanel = median(warmNoPanel);
+const cs = median(collectCold);
+const floor = median(idFloor);
+const ratio = (a, b) => (a / b).toFixed(a / b < 0.1 ? 4 : 2);
+console.log(`baseline: plain react-markdown + rehype-sanitize (median of ${FIRST_RUNS + 2}): ${ms(firstPlain)}`);
+console.log(`first render without SourcesPanel, warm caches: ${ms(firstNoPanel)}`);
+console.log(`DOM before any interaction: ${domFull.elements} elements, ${domFull.text} characters of text (without SourcesPanel: ${domNoPanel.elements}, ${domNoPanel.text}); plain: ${domPlain.elements}, ${domPlain.text}`);
+console.log(`previews / excerpts mounted before any interaction: ${previewsMounted}`);
+console.log(`collectSources cold (median of ${FIRST_RUNS + 2}): ${ms(cs)}; recomputing the ${allRecords.length} ids: ${ms(floor)}`);
+console.log(`ratio re-render/first render (warm caches): ${ratio(rerender, firstWarm)}`);
+console.log(`ratio collectSources cold/id floor (target ≤ 1.6): ${ratio(cs, floor)}`);
+console.log(`ratio DOM elements/plain react-markdown (target ≤ 1.5): ${ratio(domFull.elements, domPlain.elements)}`);
+console.log(`ratio DOM elements without SourcesPanel/plain react-markdown: ${ratio(domNoPanel.elements, domPlain.elements)}`);
+console.log(`ratio first render without SourcesPanel (warm)/plain react-markdown: ${ratio(firstNoPanel, firstPlain)}`);
+console.log(`ratio first render (cold)/plain react-markdown: ${ratio(firstCold, firstPlain)}`);
+console.log(`ratio first render (warm)/plain react-markdown (target ≤ 1.3): ${ratio(firstWarm, firstPlain)}`);
+console.log(`ratio re-render/first render (target ≤ 0.01): ${ratio(rerender, firstCold)}`);

@@ -24,7 +24,8 @@
 
 import type { KnowledgeSource, ReadResult } from "./contract.js";
 import { isRecordObject } from "./contract.js";
-import { classifyDestination, findCitations, type Citation } from "./citations.js";
+import { citationsOf } from "./citationMemo.js";
+import { classifyDestination, type Citation } from "./citations.js";
 import { readEnvelope } from "./envelope.js";
 import { readNative, type NativeReadResult, type NativeSource } from "./native.js";
 import { visibleText } from "./visible.js";
@@ -490,7 +491,7 @@ export interface CitationSummary {
 
 /** Resolve the citations of `markdown` (outside code, §4 grammar) against `lookup`. */
 export function summarizeCitations(markdown: string, lookup: SourceLookup): CitationSummary {
-  const citations = findCitations(markdown);
+  const citations = citationsOf(markdown);
   const sources: ResolvedSource[] = [];
   const numbers = new Map<string, number>();
   const missing = new Set<string>();

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { cleanup, render } from "@testing-library/react";
+import { cleanup, fireEvent, render } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 
 import {
@@ -36,14 +36,23 @@ interface Rendered {
 
 function observe(): Rendered {
   const chips = [...document.querySelectorAll<HTMLElement>(".dk-chip")];
+  // Previews mount only while open: open each in turn and read what it shows.
+  const previews: string[] = [];
+  for (const chip of chips) {
+    fireEvent.mouseOver(chip);
+    const preview = document.getElementById(chip.getAttribute("aria-describedby") ?? "");
+    if (preview?.classList.contains("dk-preview") !== true) throw new Error("the preview did not open");
+    previews.push(preview.textContent ?? "");
+    fireEvent.mouseOut(chip);
+  }
   const links = [...document.querySelectorAll("a")].filter((a) => a.closest(".dk-preview") === null);
   return {
-    chips: chips.map((chip) => chip.querySelector(".dk-chip-title")?.textContent ?? ""),
-    numbers: chips.map((chip) => Number(chip.querySelector(".dk-chip-number")?.textContent)),
+    chips: chips.map((chip) => chip.textContent ?? ""),
+    numbers: chips.map((chip) => Number(chip.getAttribute("data-dk-number"))),
     inert: [...document.querySelectorAll("[data-dk-reason]")].map((el) => el.getAttribute("data-dk-reason")!),
     links: links.map((a) => a.getAttribute("href")!),
     webLinks: document.querySelectorAll("a.dk-web-citation").length,
-    text: document.body.textContent ?? "",
+    text: [document.body.textContent ?? "", ...previews].join("\n"),
   };
 }
 

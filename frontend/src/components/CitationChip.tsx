@@ -7,23 +7,34 @@
 import {
   useEffect,
   useId,
+  useLayoutEffect,
   useRef,
   useState,
   type FocusEvent,
   type KeyboardEvent,
+  type MouseEvent,
   type ReactElement,
+  type ReactNode,
+  type RefObject,
 } from "react";
 
 import { describeSource, type InertReason, type ResolvedSource, type SourceDisplay } from "../resolve.js";
 import { EXTERNAL_LINK_REL, displayHost, safeExternalUrl } from "../url.js";
 import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
 import { visibleText } from "../visible.js";
+import { placePreview, type Box } from "./placement.js";
+import { findQuote, type QuoteSpan } from "./quote.js";
 
 export interface CitationChipProps {
   /** The verified source the citation resolved to. */
   readonly source: ResolvedSource;
   /** The source's 1-based number in the message (first-citation order), if known. */
   readonly number?: number | undefined;
+  /**
+   * Tells this source apart from another of the same document cited in the message ("p. 3",
+   * "excerpt 2"); shown after the title.
+   */
+  readonly suffix?: string | undefined;
   readonly labels?: KnowledgeLabels | undefined;
 }
 
@@ -32,15 +43,52 @@ function pageText(pages: readonly number[], labels: KnowledgeLabels): string | n
   return `${pages.length === 1 ? labels.page : labels.pages} ${pages.join(", ")}`;
 }
 
+/** The provider and locators in a few words: a closed chip's description. */
+export function shortDescription(display: SourceDisplay, labels: KnowledgeLabels = DEFAULT_LABELS): string {
+  const parts = [display.provider];
+  if (display.datasetName !== null) parts.push(`${labels.dataset}: ${display.datasetName}`);
+  const pages = pageText(display.pages, labels);
+  if (pages !== null) parts.push(pages);
+  return parts.join(", ");
+}
+
+function excerptWithQuote(excerpt: string, quote: QuoteSpan | null): ReactNode {
+  if (quote === null) return excerpt;
+  return (
+    <>
+      {excerpt.slice(0, quote.start)}
+      <mark className="dk-quote">{excerpt.slice(quote.start, quote.end)}</mark>
+      {excerpt.slice(quote.end)}
+    </>
+  );
+}
+
+function SourceTitle({ display, labels }: { readonly display: SourceDisplay; readonly labels: KnowledgeLabels }): ReactElement {
+  return (
+    <bdi className={display.title === null ? "dk-title dk-untitled" : "dk-title"}>
+      {display.title ?? labels.untitled}
+    </bdi>
+  );
+}
+
 /** The locators and excerpt of a verified source (shared by the chip preview and the panel). */
 export function SourceDetails({
   display,
   labels = DEFAULT_LABELS,
   showTitle = true,
+  suffix,
+  quote = null,
+  linkFocusable = true,
 }: {
   readonly display: SourceDisplay;
   readonly labels?: KnowledgeLabels | undefined;
   readonly showTitle?: boolean | undefined;
+  /** Shown after the title (see {@link CitationChipProps.suffix}). */
+  readonly suffix?: string | undefined;
+  /** The part of the excerpt to highlight (what the cited sentence quotes). */
+  readonly quote?: QuoteSpan | null | undefined;
+  /** False keeps the source link out of the tab order (a preview opened by focus alone). */
+  readonly linkFocusable?: boolean | undefined;
 }): ReactElement {
   const pages = pageText(display.pages, labels);
   const url = display.url === null ? null : safeExternalUrl(display.url);
@@ -56,16 +104,27 @@ export function SourceDetails({
         )}
         {pages !== null && <span className="dk-pages">{pages}</span>}
       </span>
-      {showTitle && (
-        <bdi className={display.title === null ? "dk-title dk-untitled" : "dk-title"}>
-          {display.title ?? labels.untitled}
-        </bdi>
+      {showTitle && suffix === undefined && <SourceTitle display={display} labels={labels} />}
+      {showTitle && suffix !== undefined && (
+        <span className="dk-title-line">
+          <SourceTitle display={display} labels={labels} />
+          <span className="dk-suffix"> · {suffix}</span>
+        </span>
       )}
       <span className="dk-excerpt-label dk-sr-only">{labels.excerpt}: </span>
-      <span className="dk-excerpt">{display.excerpt}</span>
+      {/* A scrolling box is a tab stop in Chromium: only once the preview is pinned. */}
+      <span className="dk-excerpt" tabIndex={linkFocusable ? 0 : -1}>
+        {excerptWithQuote(display.excerpt, quote)}
+      </span>
       {display.truncated && <span className="dk-truncated">{labels.excerptTruncated}</span>}
       {url !== null && (
-        <a className="dk-source-link" href={url} target="_blank" rel={EXTERNAL_LINK_REL}>
+        <a
+          className="dk-source-link"
+          href={url}
+          target="_blank"
+          rel={EXTERNAL_LINK_REL}
+          tabIndex={linkFocusable ? undefined : -1}
+        >
           {labels.openSource}
           {host !== null && <span className="dk-host"> · {host}</span>}
           <span className="dk-sr-only"> {labels.opensInNewTab}</span>
@@ -75,93 +134,236 @@ export function SourceDetails({
   );
 }
 
-/**
- * A verified citation: a focusable button showing the verified title (never the model's link
- * text). Its preview opens on hover, on keyboard focus and on click, stays open while the pointer
- * or focus is inside it (so its link is reachable), closes with Escape, and is wired to the button
- * with `aria-describedby`.
- */
-export function CitationChip({ source, number, labels = DEFAULT_LABELS }: CitationChipProps): ReactElement {
-  const display = describeSource(source);
-  const previewId = `dk-preview-${useId()}`;
-  const buttonRef = useRef<HTMLButtonElement>(null);
-  const [hovered, setHovered] = useState(false);
-  const [focused, setFocused] = useState(false);
-  const [pinned, setPinned] = useState(false);
-  const [dismissed, setDismissed] = useState(false);
-  const open = !dismissed && (hovered || focused || pinned);
-  const title = display.title ?? labels.untitled;
+const HOVERED = 1;
+const FOCUSED = 2;
+const PINNED = 4;
+const DISMISSED = 8;
 
-  // Escape also dismisses a preview opened by hover alone (focus elsewhere): WCAG 1.4.13.
-  useEffect(() => {
-    if (!open) return undefined;
-    const onKeyDown = (event: globalThis.KeyboardEvent): void => {
-      if (event.key === "Escape") {
-        setDismissed(true);
-        setPinned(false);
+// Blocks whose text is "the sentence" a chip cites.
+const SENTENCE_BLOCK = "p, li, td, th, blockquote, h1, h2, h3, h4, h5, h6, dd, dt";
+const SENTENCE_END = /[.!?。！？]\s+(?=\S)/g;
+
+/** The text of the sentence a chip ends: from the previous chip or sentence end to the chip. */
+export function citedSentence(chip: Element): string {
+  const block = chip.closest(SENTENCE_BLOCK) ?? chip.parentElement;
+  if (block === null || typeof document.createRange !== "function") return "";
+  const range = document.createRange();
+  range.selectNodeContents(block);
+  const chips = block.querySelectorAll(".dk-chip");
+  for (const other of chips) {
+    if (other === chip) break;
+    // Start after the earlier chip and its description (or open preview), never inside them.
+    const next = other.nextElementSibling;
+    const described = other.getAttribute("aria-describedby");
+    range.setStartAfter(next !== null && described !== null && next.id === described ? next : other);
+  }
+  range.setEndBefore(chip);
+  const text = range.toString();
+  let start = 0;
+  for (const match of text.matchAll(SENTENCE_END)) start = match.index + match[0].length;
+  return text.slice(start);
+}
+
+const KEEP_CLEAR = ".dk-sources-summary, [data-dk-keep-clear]";
+
+function boxOf(element: Element): Box {
+  const r = element.getBoundingClientRect();
+  return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+}
+
+/** The visible part of the nearest scrolling ancestor (the message list), inside the viewport. */
+function visibleBound(element: Element): Box {
+  let bound: Box = { left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight };
+  for (let node = element.parentElement; node !== null && node !== document.body; node = node.parentElement) {
+    const overflow = getComputedStyle(node).overflowY;
+    if (overflow === "auto" || overflow === "scroll") {
+      const box = boxOf(node);
+      bound = {
+        left: Math.max(bound.left, box.left),
+        top: Math.max(bound.top, box.top),
+        right: Math.min(bound.right, box.right),
+        bottom: Math.min(bound.bottom, box.bottom),
+      };
+      break;
+    }
+  }
+  return bound;
+}
+
+/** Keeps the open preview placed (see {@link placePreview}) while the page scrolls or resizes. */
+function usePlacement(anchor: RefObject<HTMLElement | null>, preview: RefObject<HTMLElement | null>): void {
+  useLayoutEffect(() => {
+    const place = (): void => {
+      const chip = anchor.current;
+      const box = preview.current;
+      if (chip === null || box === null) return;
+      const chipBox = boxOf(chip);
+      const bound = visibleBound(chip);
+      const keepClear: Box[] = [];
+      for (const element of document.querySelectorAll(KEEP_CLEAR)) {
+        if (!box.contains(element)) keepClear.push(boxOf(element));
       }
+      const placed = placePreview(chipBox, { width: box.offsetWidth, height: box.offsetHeight }, bound, keepClear);
+      box.style.left = `${placed.left}px`;
+      box.style.top = `${placed.top}px`;
+      box.dataset["dkPlacement"] = placed.placement;
+    };
+    place();
+    window.addEventListener("scroll", place, true);
+    window.addEventListener("resize", place);
+    return () => {
+      window.removeEventListener("scroll", place, true);
+      window.removeEventListener("resize", place);
+    };
+  }, [anchor, preview]);
+}
+
+function ChipPreview({
+  id,
+  display,
+  labels,
+  suffix,
+  anchor,
+  pinned,
+  events,
+  onDismiss,
+}: {
+  readonly id: string;
+  readonly display: SourceDisplay;
+  readonly labels: KnowledgeLabels;
+  readonly suffix: string | undefined;
+  readonly anchor: RefObject<HTMLButtonElement | null>;
+  readonly pinned: boolean;
+  readonly events: {
+    onMouseEnter(): void;
+    onMouseLeave(event: MouseEvent<HTMLElement>): void;
+    onFocus(event: FocusEvent<HTMLElement>): void;
+    onBlur(event: FocusEvent<HTMLElement>): void;
+    onKeyDown(event: KeyboardEvent<HTMLElement>): void;
+  };
+  readonly onDismiss: () => void;
+}): ReactElement {
+  const ref = useRef<HTMLSpanElement>(null);
+  // Escape also dismisses a preview opened by hover alone (focus elsewhere): WCAG 1.4.13.
+  const dismiss = useRef(onDismiss);
+  dismiss.current = onDismiss;
+  useEffect(() => {
+    const onKeyDown = (event: globalThis.KeyboardEvent): void => {
+      if (event.key === "Escape") dismiss.current();
     };
     document.addEventListener("keydown", onKeyDown);
     return () => document.removeEventListener("keydown", onKeyDown);
-  }, [open]);
+  }, []);
+  // Computed once, when the preview opens: what the sentence before the chip quotes.
+  const [quote] = useState(() =>
+    anchor.current === null ? null : findQuote(citedSentence(anchor.current), display.excerpt),
+  );
+  usePlacement(anchor, ref);
+  useLayoutEffect(() => {
+    const mark = ref.current?.querySelector<HTMLElement>(".dk-quote");
+    const box = mark?.closest<HTMLElement>(".dk-excerpt");
+    if (mark != null && box != null) box.scrollTop = Math.max(0, mark.offsetTop - box.clientHeight / 3);
+  }, []);
+  return (
+    <span ref={ref} id={id} className="dk-preview" data-dk-source-id={display.id} tabIndex={-1} {...events}>
+      <SourceDetails display={display} labels={labels} suffix={suffix} quote={quote} linkFocusable={pinned} />
+    </span>
+  );
+}
 
-  const comesFromOutside = (event: FocusEvent<HTMLElement>): boolean =>
-    !(event.relatedTarget instanceof Node && event.currentTarget.contains(event.relatedTarget));
+/**
+ * A verified citation: a focusable button showing the verified title (never the model's link
+ * text). Its preview opens on hover, on keyboard focus and on click, stays open while the pointer
+ * or focus is inside it, closes with Escape, and is wired to the button with `aria-describedby`.
+ *
+ * Lean: while closed, the chip is one button and one visually hidden short description (provider
+ * and locators) that `aria-describedby` points to; the preview, with the excerpt, mounts only
+ * while open and takes that id. The preview is placed next to the chip where it fits (below,
+ * above, then beside), inside the visible part of the scrolling message list, clear of the
+ * Sources toggles and of any element marked `data-dk-keep-clear`; it highlights and scrolls to
+ * the part of the excerpt that the sentence before the chip quotes. Its link joins the tab order
+ * only once the preview is pinned (click or Enter), so each chip is one tab stop.
+ */
+export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }: CitationChipProps): ReactElement {
+  const display = describeSource(source);
+  const previewId = `dk-preview-${useId()}`;
+  const buttonRef = useRef<HTMLButtonElement>(null);
+  // One state word (hovered | focused | pinned | dismissed): a closed chip costs one hook.
+  const [flags, setFlags] = useState(0);
+  const open = (flags & DISMISSED) === 0 && (flags & (HOVERED | FOCUSED | PINNED)) !== 0;
+  const pinned = (flags & PINNED) !== 0;
+  const title = display.title ?? labels.untitled;
+  const named = suffix === undefined ? title : `${title} (${suffix})`;
+  const update = (set: number, clear: number): void => setFlags((value) => (value | set) & ~clear);
+
+  const isOurs = (target: EventTarget | null): boolean =>
+    target instanceof Node &&
+    (buttonRef.current?.contains(target) === true ||
+      document.getElementById(previewId)?.contains(target) === true);
+
+  const events = {
+    onMouseEnter: (): void => update(HOVERED, DISMISSED),
+    onMouseLeave: (event: MouseEvent<HTMLElement>): void => {
+      if (!isOurs(event.relatedTarget)) update(0, HOVERED);
+    },
+    onFocus: (event: FocusEvent<HTMLElement>): void => {
+      if (!isOurs(event.relatedTarget)) update(FOCUSED, DISMISSED);
+    },
+    onBlur: (event: FocusEvent<HTMLElement>): void => {
+      if (!isOurs(event.relatedTarget)) update(0, FOCUSED | PINNED);
+    },
+    onKeyDown: (event: KeyboardEvent<HTMLElement>): void => {
+      if (event.key === "Escape" && open) {
+        event.stopPropagation();
+        update(DISMISSED, PINNED);
+        if (event.target !== buttonRef.current) buttonRef.current?.focus();
+      }
+    },
+  };
 
   return (
-    <span
-      className="dk-citation"
-      data-dk-kind={display.kind}
-      data-dk-source-id={display.id}
-      onMouseEnter={() => {
-        setHovered(true);
-        setDismissed(false);
-      }}
-      onMouseLeave={() => setHovered(false)}
-      onFocus={(event) => {
-        if (comesFromOutside(event)) {
-          setFocused(true);
-          setDismissed(false);
-        }
-      }}
-      onBlur={(event) => {
-        if (comesFromOutside(event)) {
-          setFocused(false);
-          setPinned(false);
-        }
-      }}
-      onKeyDown={(event: KeyboardEvent<HTMLElement>) => {
-        if (event.key === "Escape" && open) {
-          event.stopPropagation();
-          setDismissed(true);
-          setPinned(false);
-          if (event.target !== buttonRef.current) buttonRef.current?.focus();
-        }
-      }}
-    >
+    <>
       <button
         ref={buttonRef}
         type="button"
-        className="dk-chip"
+        className="dk-citation dk-chip"
+        data-dk-kind={display.kind}
+        data-dk-source-id={display.id}
+        data-dk-number={number}
         aria-describedby={previewId}
         aria-expanded={open}
-        aria-label={`${labels.source}${number === undefined ? "" : ` ${number}`}: ${title}`}
-        onClick={() => {
-          setDismissed(false);
-          setPinned((value) => !value);
-        }}
+        aria-label={`${labels.source}${number === undefined ? "" : ` ${number}`}: ${named}`}
+        onClick={() => setFlags((value) => (value ^ PINNED) & ~DISMISSED)}
+        {...events}
       >
-        {number !== undefined && (
-          <span className="dk-chip-number" aria-hidden="true">
-            {number}
-          </span>
+        {/* The button isolates its text (unicode-bidi: isolate in knowledge.css), as <bdi> would. */}
+        {suffix === undefined ? (
+          title
+        ) : (
+          // The suffix must stay visible when a long title is cut: title and suffix apart.
+          <>
+            <bdi className="dk-chip-title">{title}</bdi>
+            <span className="dk-chip-suffix"> · {suffix}</span>
+          </>
         )}
-        <bdi className="dk-chip-title">{title}</bdi>
       </button>
-      <span id={previewId} className="dk-preview" hidden={!open}>
-        <SourceDetails display={display} labels={labels} />
-      </span>
-    </span>
+      {open ? (
+        <ChipPreview
+          id={previewId}
+          display={display}
+          labels={labels}
+          suffix={suffix}
+          anchor={buttonRef}
+          pinned={pinned}
+          events={events}
+          onDismiss={() => update(DISMISSED, PINNED)}
+        />
+      ) : (
+        <span id={previewId} className="dk-sr-only">
+          {shortDescription(display, labels)}
+        </span>
+      )}
+    </>
   );
 }
 

@@ -28,6 +28,10 @@ import {
 } from "../resolve.js";
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
 import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
+import { suffixesFor } from "./distinguish.js";
+import { guardMarkdown } from "./markdownGuard.js";
+import { MessageBoundary, PlainTextMessage } from "./MessageBoundary.js";
+import { markdownOf } from "./messageText.js";
 import { DEFAULT_LABELS, mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
 
@@ -40,8 +44,11 @@ export const KNOWLEDGE_SANITIZE_SCHEMA: SanitizeSchema = defaultSchema;
 type PluggableList = NonNullable<Options["remarkPlugins"]>;
 
 export type KnowledgeMarkdownProps = CitationSourceProps & {
-  /** The assistant message's Markdown. */
-  readonly markdown: string;
+  /**
+   * The assistant message's Markdown (default: the text of `messages[messageIndex]`, so a
+   * LangGraph SDK `Message` list can be passed as it is).
+   */
+  readonly markdown?: string | undefined;
   /**
    * True while the message is still streaming: a citation link still being written at the end
    * (`[citation:A](#knowledge-source-01…`) is held back and shown as a pending marker instead of
@@ -107,7 +114,8 @@ function MarkdownLink({
           />
         );
       }
-      return <CitationChip source={source} number={numbers.get(link.id)} labels={labels} />;
+      const suffix = suffixesFor(numbers, (id) => lookup.get(id), labels).get(link.id);
+      return <CitationChip source={source} number={numbers.get(link.id)} suffix={suffix} labels={labels} />;
     }
     case "malformed":
       return <InertCitation label={stripCitationPrefix(labelText)} reason={link.reason} labels={labels} />;
@@ -230,6 +238,10 @@ const MarkdownBody = memo(function MarkdownBody({
       ] as PluggableList,
     [rehypePlugins],
   );
+  const guarded = useMemo(() => guardMarkdown(body), [body]);
+  if (guarded.kind === "plain") {
+    return <PlainTextMessage text={guarded.text} note={merged.plainFallback} className={className} />;
+  }
   return (
     <CitationContext.Provider value={context}>
       <div className={className === undefined ? "dk-markdown" : `dk-markdown ${className}`}>
@@ -238,7 +250,7 @@ const MarkdownBody = memo(function MarkdownBody({
           rehypePlugins={rehype}
           components={COMPONENTS}
         >
-          {body}
+          {guarded.markdown}
         </Markdown>
         {pending && <span className="dk-pending" aria-hidden="true" title={merged.pending} />}
       </div>
@@ -271,16 +283,19 @@ const MarkdownBody = memo(function MarkdownBody({
  * <KnowledgeMarkdown markdown={text} messages={thread.messages} messageIndex={i} streaming={busy} />
  */
 export function KnowledgeMarkdown(props: KnowledgeMarkdownProps): ReactElement {
-  const lookup = useCitationLookup(props, typeof props.markdown === "string" ? props.markdown : "");
+  const markdown = markdownOf(props);
+  const lookup = useCitationLookup(props, markdown);
   return (
-    <MarkdownBody
-      markdown={typeof props.markdown === "string" ? props.markdown : ""}
-      lookup={lookup}
-      streaming={props.streaming === true}
-      remarkPlugins={props.remarkPlugins}
-      rehypePlugins={props.rehypePlugins}
-      className={props.className}
-      labels={props.labels}
-    />
+    <MessageBoundary text={markdown} labels={props.labels} className={props.className}>
+      <MarkdownBody
+        markdown={markdown}
+        lookup={lookup}
+        streaming={props.streaming === true}
+        remarkPlugins={props.remarkPlugins}
+        rehypePlugins={props.rehypePlugins}
+        className={props.className}
+        labels={props.labels}
+      />
+    </MessageBoundary>
   );
 }

@@ -2,16 +2,21 @@
  * The distinct verified sources one assistant message cites, in first-citation order.
  */
 
-import { memo, useMemo, type ReactElement } from "react";
+import { memo, useId, useMemo, useState, type ReactElement } from "react";
 
 import { describeSource, summarizeCitations, type SourceLookup } from "../resolve.js";
 import { SourceDetails } from "./CitationChip.js";
+import { distinguishSources } from "./distinguish.js";
 import { mergeLabels, type KnowledgeLabels } from "./labels.js";
+import { markdownOf } from "./messageText.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
 
 export type SourcesPanelProps = CitationSourceProps & {
-  /** The assistant message's Markdown (the citations are read from it, outside code). */
-  readonly markdown: string;
+  /**
+   * The assistant message's Markdown (the citations are read from it, outside code); default:
+   * the text of `messages[messageIndex]`.
+   */
+  readonly markdown?: string | undefined;
   /** Whether the list starts expanded (default true). */
   readonly defaultOpen?: boolean | undefined;
   readonly className?: string | undefined;
@@ -23,13 +28,15 @@ export type SourcesPanelProps = CitationSourceProps & {
  * as the message's chips are); citations whose evidence is not in the loaded history are counted
  * as "evidence not loaded", malformed ones as malformed. Renders nothing when the message cites
  * nothing. Takes the same evidence props as `KnowledgeMarkdown`, and likewise re-renders only
- * when its Markdown or the evidence before its message changed.
+ * when its Markdown or the evidence before its message changed. The list mounts only while the
+ * panel is open (a closed panel is its toggle alone); two sources of one document are told apart
+ * ("p. 3", "excerpt 2").
  */
 export function SourcesPanel(props: SourcesPanelProps): ReactElement | null {
   const lookup = useCitationLookup(props);
   return (
     <PanelBody
-      markdown={typeof props.markdown === "string" ? props.markdown : ""}
+      markdown={markdownOf(props)}
       lookup={lookup}
       defaultOpen={props.defaultOpen ?? true}
       className={props.className}
@@ -46,6 +53,8 @@ interface PanelBodyProps {
   readonly labels: Partial<KnowledgeLabels> | undefined;
 }
 
+const NO_SUFFIXES: ReadonlyMap<string, string> = new Map();
+
 const PanelBody = memo(function PanelBody({
   markdown,
   lookup,
@@ -55,48 +64,64 @@ const PanelBody = memo(function PanelBody({
 }: PanelBodyProps): ReactElement | null {
   const summary = useMemo(() => summarizeCitations(markdown, lookup), [markdown, lookup]);
   const labels = useMemo(() => mergeLabels(partialLabels), [partialLabels]);
+  const [open, setOpen] = useState(defaultOpen);
+  // Only an open panel shows titles; a closed one needs no suffixes.
+  const suffixes = useMemo(
+    () => (open ? distinguishSources(summary.sources, labels) : NO_SUFFIXES),
+    [open, summary, labels],
+  );
+  const bodyId = `dk-sources-${useId()}`;
   const count = summary.sources.length;
   if (count === 0 && summary.unresolved === 0 && summary.malformed === 0) return null;
   const className = extraClass === undefined ? "dk-sources" : `dk-sources ${extraClass}`;
   return (
     <section className={className} aria-label={labels.sources}>
-      <details open={defaultOpen}>
-        <summary className="dk-sources-summary">
-          {labels.sources} ({count})
-        </summary>
-        {count > 0 && (
-          <ol className="dk-sources-list">
-            {summary.sources.map((source, index) => {
-              const display = describeSource(source);
-              return (
-                <li
-                  key={source.id}
-                  className="dk-source"
-                  data-dk-kind={display.kind}
-                  data-dk-source-id={display.id}
-                >
-                  <span className="dk-source-number" aria-hidden="true">
-                    {index + 1}
-                  </span>
-                  <span className="dk-source-body">
-                    <SourceDetails display={display} labels={labels} />
-                  </span>
-                </li>
-              );
-            })}
-          </ol>
-        )}
-        {summary.unresolved > 0 && (
-          <p className="dk-sources-note" data-dk-reason="evidence_not_loaded">
-            {labels.notLoadedCount(summary.unresolved)}
-          </p>
-        )}
-        {summary.malformed > 0 && (
-          <p className="dk-sources-note" data-dk-reason="malformed">
-            {labels.malformedCount(summary.malformed)}
-          </p>
-        )}
-      </details>
+      {/* A disclosure button, not <details>: closed, the panel is two elements. */}
+      <button
+        type="button"
+        className="dk-sources-summary"
+        aria-expanded={open}
+        aria-controls={open ? bodyId : undefined}
+        onClick={() => setOpen((value) => !value)}
+      >
+        {labels.sources} ({count})
+      </button>
+      {open && (
+        <div id={bodyId} className="dk-sources-body">
+          {count > 0 && (
+            <ol className="dk-sources-list">
+              {summary.sources.map((source, index) => {
+                const display = describeSource(source);
+                return (
+                  <li
+                    key={source.id}
+                    className="dk-source"
+                    data-dk-kind={display.kind}
+                    data-dk-source-id={display.id}
+                  >
+                    <span className="dk-source-number" aria-hidden="true">
+                      {index + 1}
+                    </span>
+                    <span className="dk-source-body">
+                      <SourceDetails display={display} labels={labels} suffix={suffixes.get(source.id)} />
+                    </span>
+                  </li>
+                );
+              })}
+            </ol>
+          )}
+          {summary.unresolved > 0 && (
+            <p className="dk-sources-note" data-dk-reason="evidence_not_loaded">
+              {labels.notLoadedCount(summary.unresolved)}
+            </p>
+          )}
+          {summary.malformed > 0 && (
+            <p className="dk-sources-note" data-dk-reason="malformed">
+              {labels.malformedCount(summary.malformed)}
+            </p>
+          )}
+        </div>
+      )}
     </section>
   );
 });

@@ -6,6 +6,16 @@ export { KNOWLEDGE_SANITIZE_SCHEMA, KnowledgeMarkdown } from "./KnowledgeMarkdow
 export type { KnowledgeMarkdownProps } from "./KnowledgeMarkdown.js";
 export { CitationChip, InertCitation, SourceDetails, WebCitation } from "./CitationChip.js";
 export type { CitationChipProps, InertCitationProps, WebCitationProps } from "./CitationChip.js";
+export { MessageBoundary } from "./MessageBoundary.js";
+export type { MessageBoundaryProps } from "./MessageBoundary.js";
+export {
+  MAX_EMPHASIS_RUNS,
+  MAX_INDENT_COLUMNS,
+  MAX_MARKDOWN_CHARS,
+  MAX_NESTING_DEPTH,
+  guardMarkdown,
+} from "./markdownGuard.js";
+export type { GuardOptions, GuardedMarkdown } from "./markdownGuard.js";
 export { SourcesPanel } from "./SourcesPanel.js";
 export type { SourcesPanelProps } from "./SourcesPanel.js";
 export { DEFAULT_LABELS } from "./labels.js";

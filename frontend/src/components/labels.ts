@@ -28,6 +28,16 @@ export interface KnowledgeLabels {
   /** A citation still being written at the end of a streaming message. */
   readonly pending: string;
   readonly sources: string;
+  /** Above a message shown as plain text because rendering it failed. */
+  readonly renderFailed: string;
+  /** Above a message shown as plain text because it is too long or too heavily formatted. */
+  readonly plainFallback: string;
+  /** Tells apart two sources of one document cited in one message: "p. 3". */
+  readonly pageShort: (pages: string) => string;
+  /** …or, when their pages do not tell them apart: "excerpt 2". */
+  readonly excerptNumber: (index: number) => string;
+  /** Shown in a source's row in the Sources panel to open its excerpt. */
+  readonly showExcerpt: string;
   readonly notLoadedCount: (count: number) => string;
   readonly malformedCount: (count: number) => string;
 }
@@ -58,6 +68,11 @@ export const DEFAULT_LABELS: KnowledgeLabels = Object.freeze({
   linkBlocked: "Link removed: the address is not allowed.",
   pending: "citation pending",
   sources: "Sources",
+  renderFailed: "This message could not be formatted; it is shown as plain text.",
+  plainFallback: "This message is too long or too heavily formatted to display safely; it is shown as plain text.",
+  pageShort: (pages: string) => `p. ${pages}`,
+  excerptNumber: (index: number) => `excerpt ${index}`,
+  showExcerpt: "Show the excerpt",
   notLoadedCount: (count: number) =>
     `${count} cited source${count === 1 ? "" : "s"}: evidence not loaded`,
   malformedCount: (count: number) =>

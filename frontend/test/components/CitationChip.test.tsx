@@ -1,9 +1,10 @@
 // @vitest-environment jsdom
-import { cleanup, render, screen } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it } from "vitest";
 
-import { KnowledgeMarkdown, createSourceResolver } from "../../src/index.js";
+import { KnowledgeMarkdown, SourcesPanel, createSourceResolver } from "../../src/index.js";
+import { citedSentence } from "../../src/components/CitationChip.js";
 import { ai, cite, human, sharedRecord, toolMessage } from "./fixtures.js";
 
 afterEach(cleanup);
@@ -15,8 +16,8 @@ const guide = sharedRecord({
 });
 const notes = sharedRecord({ title: "Ranger notes", excerpt: "Fawns are born in spring." });
 
-function setup(markdown: string) {
-  const messages = [human("q"), toolMessage([guide, notes]), ai(markdown)];
+function setup(markdown: string, records = [guide, notes]) {
+  const messages = [human("q"), toolMessage(records), ai(markdown)];
   render(
     <>
       <button type="button">before</button>
@@ -32,66 +33,116 @@ function setup(markdown: string) {
   return userEvent.setup();
 }
 
-const previewOf = (button: HTMLElement): HTMLElement =>
-  document.getElementById(button.getAttribute("aria-describedby")!)!;
+const describedBy = (button: HTMLElement): HTMLElement | null =>
+  document.getElementById(button.getAttribute("aria-describedby")!);
+const isOpen = (button: HTMLElement): boolean =>
+  describedBy(button)?.classList.contains("dk-preview") === true;
+
+describe("lean chips", () => {
+  it("mounts no preview and no excerpt before any interaction", () => {
+    const records = Array.from({ length: 30 }, (_, k) =>
+      sharedRecord({ title: `Doc ${k}`, excerpt: `Excerpt number ${k}.`, url: `https://d.example/${k}` }),
+    );
+    const markdown = records.map((record) => `Fact ${cite(record)}.`).join("\n\n");
+    const messages = [human("q"), toolMessage(records), ai(markdown)];
+    render(
+      <>
+        <KnowledgeMarkdown markdown={markdown} messages={messages} messageIndex={2} resolver={createSourceResolver()} />
+        <SourcesPanel markdown={markdown} messages={messages} messageIndex={2} defaultOpen={false} />
+      </>,
+    );
+    const chips = screen.getAllByRole("button", { name: /^Source \d+:/ });
+    expect(chips).toHaveLength(30);
+    expect(document.querySelectorAll(".dk-preview, .dk-excerpt, .dk-sources-list").length).toBe(0);
+    expect(document.body.textContent).not.toContain("Excerpt number");
+    // A closed chip is one element plus its description; every description target exists.
+    for (const chip of chips) {
+      expect(chip.children).toHaveLength(0);
+      expect(describedBy(chip)?.className).toBe("dk-sr-only");
+    }
+  });
+
+  it("describes a closed chip briefly and an open one with the preview", async () => {
+    const user = setup(`A ${cite(guide)}`);
+    const chip = screen.getByRole("button", { name: "Source 1: Deer field guide", description: "local" });
+    await user.hover(chip);
+    expect(isOpen(chip)).toBe(true);
+    expect(
+      screen.getByRole("button", {
+        name: "Source 1: Deer field guide",
+        description: (text) => text.includes("Deer eat acorns in autumn.") && text.startsWith("local"),
+      }),
+    ).toBe(chip);
+    await user.unhover(chip);
+    expect(isOpen(chip)).toBe(false);
+    expect(document.querySelector(".dk-preview")).toBeNull();
+  });
+});
 
 describe("citation chip accessibility", () => {
   it("is reachable by Tab and opens its preview on focus", async () => {
     const user = setup(`A ${cite(guide)} B ${cite(notes)}`);
     const chip = screen.getByRole("button", { name: "Source 1: Deer field guide" });
-    expect(previewOf(chip).hidden).toBe(true);
+    expect(isOpen(chip)).toBe(false);
     await user.tab(); // "before"
     await user.tab();
     expect(document.activeElement).toBe(chip);
-    expect(previewOf(chip).hidden).toBe(false);
+    expect(isOpen(chip)).toBe(true);
     expect(chip.getAttribute("aria-expanded")).toBe("true");
   });
 
-  it("describes the chip with the preview (provider, title, excerpt)", () => {
-    setup(`A ${cite(guide)}`);
-    const chip = screen.getByRole("button", {
-      name: "Source 1: Deer field guide",
-      description: (text) => text.includes("Deer eat acorns in autumn.") && text.startsWith("local"),
-    });
-    expect(chip.getAttribute("aria-describedby")).toMatch(/^dk-preview-/);
+  it("is one tab stop: focus goes from chip to chip, and the link joins only once pinned", async () => {
+    const user = setup(`A ${cite(guide)} B ${cite(notes)}`);
+    const chip = screen.getByRole("button", { name: "Source 1: Deer field guide" });
+    const next = screen.getByRole("button", { name: "Source 2: Ranger notes" });
+    await user.tab();
+    await user.tab();
+    expect(document.activeElement).toBe(chip);
+    await user.tab(); // past the open preview's link
+    expect(document.activeElement).toBe(next);
+    expect(isOpen(chip)).toBe(false);
+    expect(isOpen(next)).toBe(true);
+    await user.tab();
+    expect(document.activeElement).toBe(screen.getByRole("button", { name: "after" }));
+    expect(isOpen(next)).toBe(false);
   });
 
-  it("keeps the preview open while focus moves into its link, and Escape closes it", async () => {
+  it("keeps a pinned preview open while focus moves into its link, and Escape closes it", async () => {
     const user = setup(`A ${cite(guide)} B ${cite(notes)}`);
     const chip = screen.getByRole("button", { name: "Source 1: Deer field guide" });
     await user.tab();
     await user.tab();
-    await user.tab(); // into the preview's link
+    await user.keyboard("{Enter}"); // pin
+    await user.tab(); // into the preview: its (scrollable) excerpt
+    expect(document.activeElement?.className).toBe("dk-excerpt");
+    expect(isOpen(chip)).toBe(true);
+    await user.tab(); // its link
     const link = screen.getByRole("link", { name: /Open source/ });
     expect(document.activeElement).toBe(link);
-    expect(previewOf(chip).hidden).toBe(false);
+    expect(isOpen(chip)).toBe(true);
     await user.keyboard("{Escape}");
-    expect(previewOf(chip).hidden).toBe(true);
+    expect(isOpen(chip)).toBe(false);
     expect(document.activeElement).toBe(chip); // focus returns to the chip
-    await user.tab(); // the link is hidden now: focus goes to the next chip
-    const next = screen.getByRole("button", { name: "Source 2: Ranger notes" });
-    expect(document.activeElement).toBe(next);
-    expect(previewOf(chip).hidden).toBe(true);
-    expect(previewOf(next).hidden).toBe(false);
     await user.tab();
-    expect(document.activeElement).toBe(screen.getByRole("button", { name: "after" }));
-    expect(previewOf(next).hidden).toBe(true);
+    expect(document.activeElement).toBe(screen.getByRole("button", { name: "Source 2: Ranger notes" }));
   });
 
-  it("opens on hover and closes when the pointer leaves or Escape is pressed", async () => {
+  it("opens on hover, stays open over the preview, and closes when the pointer leaves or Escape is pressed", async () => {
     const user = setup(`A ${cite(guide)}`);
     const chip = screen.getByRole("button", { name: "Source 1: Deer field guide" });
     await user.hover(chip);
-    expect(previewOf(chip).hidden).toBe(false);
-    await user.hover(previewOf(chip)); // the preview itself is hoverable
-    expect(previewOf(chip).hidden).toBe(false);
+    expect(isOpen(chip)).toBe(true);
+    const preview = describedBy(chip)!;
+    fireEvent.mouseOut(chip, { relatedTarget: preview }); // the pointer moves onto the preview
+    fireEvent.mouseOver(preview, { relatedTarget: chip });
+    expect(isOpen(chip)).toBe(true);
     await user.keyboard("{Escape}");
-    expect(previewOf(chip).hidden).toBe(true);
-    await user.unhover(previewOf(chip));
-    await user.hover(chip);
-    expect(previewOf(chip).hidden).toBe(false);
+    expect(isOpen(chip)).toBe(false);
     await user.unhover(chip);
-    expect(previewOf(chip).hidden).toBe(true);
+    await user.hover(chip);
+    expect(isOpen(chip)).toBe(true);
+    await user.unhover(chip);
+    expect(isOpen(chip)).toBe(false);
   });
 
   it("gives inert labels an accessible reason and keeps them out of the tab order", async () => {
@@ -106,5 +157,66 @@ describe("citation chip accessibility", () => {
     await user.tab();
     await user.tab();
     expect(document.activeElement).toBe(screen.getByRole("button", { name: "after" }));
+  });
+});
+
+describe("what the cited sentence quotes", () => {
+  const long = sharedRecord({
+    title: "Reader guide",
+    excerpt:
+      "Readers start here. A reader recomputes the id from the identity fields and compares it. " +
+      "Then it looks for the handle.",
+  });
+
+  it("is highlighted in the preview", async () => {
+    const user = setup(
+      `Intro sentence. The reader recomputes the id from the identity fields ${cite(long)} and more.`,
+      [long],
+    );
+    const chip = screen.getByRole("button", { name: "Source 1: Reader guide" });
+    await user.hover(chip);
+    expect(describedBy(chip)!.querySelector("mark.dk-quote")?.textContent).toBe(
+      "reader recomputes the id from the identity fields",
+    );
+  });
+
+  it("is nothing when the sentence does not quote the excerpt", async () => {
+    const user = setup(`Something unrelated entirely ${cite(long)}.`, [long]);
+    await user.hover(screen.getByRole("button", { name: "Source 1: Reader guide" }));
+    expect(document.querySelector("mark")).toBeNull();
+  });
+
+  it("is read from the text since the previous chip or sentence end", () => {
+    setup(`First one ${cite(guide)} then the second part. Third bit ${cite(notes)}`);
+    const [first, second] = screen.getAllByRole("button", { name: /^Source/ });
+    expect(citedSentence(first!)).toBe("First one ");
+    expect(citedSentence(second!)).toBe("Third bit ");
+  });
+});
+
+describe("two sources of one document", () => {
+  it("are told apart by page, else by excerpt number, in the chip and its name", () => {
+    const p3 = sharedRecord({ title: "Manual", excerpt: "Alpha.", page: 3 });
+    const p9 = sharedRecord({ title: "Manual", excerpt: "Beta.", page: 9 });
+    const x1 = sharedRecord({ title: "Notes", excerpt: "One." });
+    const x2 = sharedRecord({ title: "Notes", excerpt: "Two." });
+    const solo = sharedRecord({ title: "Solo", excerpt: "Only." });
+    setup(`a ${cite(p3)} b ${cite(p9)} c ${cite(x1)} d ${cite(x2)} e ${cite(solo)} f ${cite(p3)}`, [
+      p3,
+      p9,
+      x1,
+      x2,
+      solo,
+    ]);
+    const chips = screen.getAllByRole("button", { name: /^Source/ });
+    expect(chips.map((chip) => chip.textContent)).toEqual([
+      "Manual · p. 3",
+      "Manual · p. 9",
+      "Notes · excerpt 1",
+      "Notes · excerpt 2",
+      "Solo",
+      "Manual · p. 3",
+    ]);
+    expect(chips[3]!.getAttribute("aria-label")).toBe("Source 4: Notes (excerpt 2)");
   });
 });

@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { cleanup, render, screen, within } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { splitPendingCitation } from "../../src/components/KnowledgeMarkdown.js";
@@ -48,6 +48,7 @@ describe("resolved citations", () => {
   it("shows provider, title, excerpt and only the supplied locators in the described preview", () => {
     renderAnswer(`Fact ${cite(guide)} and ${cite(notes)}.`, [toolMessage([guide, notes])]);
     const [first, second] = screen.getAllByRole("button");
+    fireEvent.mouseOver(first!); // previews mount only while open
     const preview = document.getElementById(first!.getAttribute("aria-describedby")!)!;
     expect(preview.textContent).toContain("lightrag");
     expect(preview.textContent).toContain("Deer field guide");
@@ -59,6 +60,8 @@ describe("resolved citations", () => {
     expect(link.getAttribute("target")).toBe("_blank");
     expect(link.getAttribute("rel")).toBe("noopener noreferrer");
 
+    fireEvent.mouseOut(first!);
+    fireEvent.mouseOver(second!);
     const bare = document.getElementById(second!.getAttribute("aria-describedby")!)!;
     expect(bare.textContent).toContain("Fawns are born in spring.");
     expect(bare.textContent).not.toContain("Dataset");

@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { cleanup, render, screen, within } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { SourcesPanel, createSourceResolver } from "../../src/index.js";
@@ -45,5 +45,34 @@ describe("SourcesPanel", () => {
   it("renders nothing for a message without citations", () => {
     const { container } = panel("No citations here, just [a link](https://example.com) and [1].");
     expect(container.innerHTML).toBe("");
+  });
+});
+
+describe("SourcesPanel, lean and unambiguous", () => {
+  it("mounts its list only while open", () => {
+    const markdown = `x ${cite(a)} y ${cite(b)}`;
+    const messages = [human("q"), toolMessage([a, b, c]), ai(markdown)];
+    render(<SourcesPanel markdown={markdown} messages={messages} messageIndex={2} defaultOpen={false} />);
+    const toggle = screen.getByRole("button", { name: "Sources (2)" });
+    expect(document.querySelector(".dk-sources-list, .dk-excerpt")).toBeNull();
+    expect(document.querySelector(".dk-sources")!.querySelectorAll("*")).toHaveLength(1);
+    expect(toggle.getAttribute("aria-expanded")).toBe("false");
+    fireEvent.click(toggle);
+    expect(toggle.getAttribute("aria-expanded")).toBe("true");
+    expect(document.getElementById(toggle.getAttribute("aria-controls")!)!.querySelectorAll(".dk-source")).toHaveLength(2);
+    fireEvent.click(toggle);
+    expect(document.querySelector(".dk-sources-list")).toBeNull();
+  });
+
+  it("tells apart two sources with one title", () => {
+    const first = sharedRecord({ title: "Manual", excerpt: "First part." });
+    const second = sharedRecord({ title: "Manual", excerpt: "Second part." });
+    const markdown = `x ${cite(first)} y ${cite(second)}`;
+    const messages = [human("q"), toolMessage([first, second]), ai(markdown)];
+    render(<SourcesPanel markdown={markdown} messages={messages} messageIndex={2} />);
+    expect([...document.querySelectorAll(".dk-source .dk-title-line")].map((el) => el.textContent)).toEqual([
+      "Manual · excerpt 1",
+      "Manual · excerpt 2",
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 // @vitest-environment jsdom
-import { cleanup, render, screen } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { KnowledgeMarkdown, createSourceResolver } from "../../src/index.js";
@@ -91,6 +91,7 @@ describe("saved batch evidence", () => {
   it("resolves a saved report's chips against its saved evidence only", () => {
     render(<KnowledgeMarkdown markdown={report} savedEvidence={payload} />);
     const saved = screen.getByRole("button", { name: /Employee_Handbook_2026\.pdf/ });
+    fireEvent.mouseOver(saved); // the preview mounts while open
     const preview = document.getElementById(saved.getAttribute("aria-describedby")!)!;
     expect(preview.textContent).toContain("Employees accrue 25 days.");
   });

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 /** Bidi title spoofing (issue 12): chips, previews and panels show controls, and isolate titles. */
-import { cleanup, render, screen, within } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { KnowledgeMarkdown, SourcesPanel, createSourceResolver } from "../../src/index.js";
@@ -30,15 +30,26 @@ const noControls = (text: string | null | undefined): boolean => !/[\u202a-\u202
 describe("titles with bidi controls", () => {
   it("the chip and its preview show the control and isolate the title", () => {
     const { container } = renderThread(`Pay ${cite(spoof, SPOOF)} and [1](#knowledge-${hex}-1).`);
-    const chips = [...container.querySelectorAll(".dk-chip-title")];
-    expect(chips.map((chip) => chip.textContent)).toEqual([SHOWN, SHOWN]);
-    expect(chips.every((chip) => chip.tagName === "BDI")).toBe(true);
+    // Both show one title, so each chip says which excerpt it is; the title itself is isolated.
+    const chips = [...container.querySelectorAll(".dk-chip")];
+    expect(chips.map((chip) => chip.textContent)).toEqual([`${SHOWN} · excerpt 1`, `${SHOWN} · excerpt 2`]);
+    const titles = [...container.querySelectorAll(".dk-chip-title")];
+    expect(titles.map((title) => title.textContent)).toEqual([SHOWN, SHOWN]);
+    expect(titles.every((title) => title.tagName === "BDI")).toBe(true);
     const button = screen.getAllByRole("button", { name: /invoice_/ })[0]!;
     expect(button.getAttribute("aria-label")).toContain(SHOWN);
+    fireEvent.mouseOver(button); // the preview mounts while open
     const preview = document.getElementById(button.getAttribute("aria-describedby")!)!;
     expect(preview.querySelector(".dk-title")?.textContent).toBe(SHOWN);
     expect(preview.querySelector(".dk-dataset bdi")?.textContent).toBe("Fin<U+2067>ance<U+2069>");
     expect(noControls(container.querySelector(".dk-chip")?.parentElement?.textContent)).toBe(true);
+  });
+
+  it("a lean chip with a unique title is its button's only text, isolated by the button (CSS)", () => {
+    const { container } = renderThread(`Pay ${cite(spoof, SPOOF)}.`);
+    const chip = container.querySelector(".dk-chip")!;
+    expect(chip.textContent).toBe(SHOWN);
+    expect(chip.childNodes.length === 1 && chip.firstChild?.nodeType === 3).toBe(true);
   });
 
   it("the sources panel shows it too, for shared and native records", () => {
