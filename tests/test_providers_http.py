@@ -8,14 +8,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from deerflow.knowledge.providers._http import (
-    NOT_JSON,
-    UpstreamResponseError,
-    error_detail,
-    redact,
-    send_json,
-)
+from deerflow.knowledge.providers._http import NOT_JSON, error_detail, redact, send_json
 from deerflow.knowledge.providers._service import Service
+from deerflow.knowledge.providers.errors import UpstreamResponseError
 
 SERVICE = Service(name="Svc", provider="svc")
 

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from deerflow.knowledge.contract import RetrievalHit, RetrievalProvider, RetrievalResult
-from deerflow.knowledge.providers._http import (
-    REDACTION_MARKER,
+from deerflow.knowledge.providers._http import REDACTION_MARKER
+from deerflow.knowledge.providers.errors import (
     ProviderConfigError,
     ProviderError,
     ProviderQueryError,

@@ -85,3 +85,17 @@ def test_secrets_are_redacted_from_parsed_text_and_titles() -> None:
     result = parse_query_data(status, body, query=query, base_url=BASE, secrets=[secret])
     assert result.hits[0].title == "[REDACTED].txt"
     assert all(secret not in hit.text for hit in result.hits)
+
+
+def test_the_parsers_do_no_io_and_do_not_import_httpx() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import deerflow.knowledge.providers.parse_lightrag\n"
+        "import deerflow.knowledge.providers.parse_ragflow\n"
+        "print(sorted(m for m in ('httpx', 'httpcore', 'sqlite3') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

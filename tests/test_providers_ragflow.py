@@ -24,8 +24,8 @@ from langchain_core.messages import ToolMessage
 from deerflow.knowledge import read_envelope
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.native import UNKNOWN_DOCUMENT, format_native, read_native
-from deerflow.knowledge.providers._http import (
-    REDACTION_MARKER,
+from deerflow.knowledge.providers._http import REDACTION_MARKER
+from deerflow.knowledge.providers.errors import (
     ProviderConfigError,
     ProviderError,
     ProviderQueryError,

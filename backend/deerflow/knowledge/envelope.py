@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol, get_args
 
 from deerflow.knowledge.contract import (
     ENVELOPE_VERSION,
@@ -53,14 +53,8 @@ RejectionReason = Literal[
 #: Why a whole envelope was rejected; ``internal_error`` is the reader's own fault (never the
 #: input's: only exotic host objects can reach it), kept apart so it is not blamed on the data.
 EnvelopeErrorCode = Literal["not_an_array", "bad_version", "too_many_records", "internal_error"]
-REJECTION_REASONS: Final = (
-    "bad_field",
-    "id_mismatch",
-    "duplicate",
-    "handle_missing",
-    "excerpt_missing",
-)
-ENVELOPE_ERRORS: Final = ("not_an_array", "bad_version", "too_many_records", "internal_error")
+REJECTION_REASONS: Final[tuple[str, ...]] = get_args(RejectionReason)
+ENVELOPE_ERRORS: Final[tuple[str, ...]] = get_args(EnvelopeErrorCode)
 
 # Writers put the excerpt at the start of the line after its handle's line (or after one locator
 # line), so the common case is settled with a bounded ``startswith`` near the record's first handle.

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY
 from deerflow.knowledge.native import (
@@ -64,19 +64,7 @@ SavedEvidenceErrorCode = Literal[
     "blank_field",
     "internal_error",
 ]
-SAVED_EVIDENCE_ERRORS: Final = (
-    "not_an_object",
-    "too_large",
-    "bad_version",
-    "bad_omitted_count",
-    "not_an_array",
-    "too_many_records",
-    "bad_field",
-    "duplicate",
-    "not_cited",
-    "blank_field",
-    "internal_error",
-)
+SAVED_EVIDENCE_ERRORS: Final[tuple[str, ...]] = get_args(SavedEvidenceErrorCode)
 
 _NATIVE_TO_SAVED: Final[dict[str, SavedEvidenceErrorCode]] = {
     "bad_field": "bad_field",

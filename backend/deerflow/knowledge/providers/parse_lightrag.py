@@ -31,7 +31,7 @@ from deerflow.knowledge.contract import (
     is_blank,
     is_valid_title,
 )
-from deerflow.knowledge.providers._http import NOT_JSON, error_detail, redact
+from deerflow.knowledge.providers._reply import NOT_JSON, error_detail, redact
 from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
     UpstreamError,

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from deerflow.knowledge.contract import RetrievalHit, RetrievalResult, is_blank
 from deerflow.knowledge.native import MAX_NATIVE_LOCATOR_CHARS
-from deerflow.knowledge.providers._http import NOT_JSON, error_detail, redact
+from deerflow.knowledge.providers._reply import NOT_JSON, error_detail, redact
 from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
     UpstreamError,
