@@ -10,7 +10,7 @@ plain values in, frozen :class:`CitationAudit` values out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
 
 from deerflow.knowledge.citations import find_citations
@@ -63,16 +63,7 @@ class CitationAudit:
     """The verified title, for a verified citation."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "message_index": self.message_index,
-            "kind": self.kind,
-            "status": self.status,
-            "label": self.label,
-            "href": self.href,
-            "source_id": self.source_id,
-            "reason": self.reason,
-            "title": self.title,
-        }
+        return asdict(self)
 
 
 def thread_messages(data: object) -> list[dict[str, Any]]:

@@ -14,6 +14,11 @@ Every failure is one ``Error: …`` line on stderr (library warnings about the s
 not printed as well). Text that came from documents, providers or threads is printed as plain
 text (never as console markup) with control characters replaced; API keys and URL passwords are
 never printed.
+
+The module is long because it is four commands with their terminal output, kept together so the
+exit-code table and the output rules above hold in one place; everything they compute lives in
+the library (:mod:`~deerflow.knowledge.audit`, :mod:`~deerflow.knowledge.settings`, the
+providers, :mod:`~deerflow.knowledge.server`).
 """
 
 from __future__ import annotations
