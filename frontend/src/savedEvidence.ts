@@ -20,6 +20,7 @@ import {
   type NativeSource,
 } from "./native.js";
 import { sourceLookupFrom, type SourceLookup } from "./resolve.js";
+import { codePointLength } from "./text.js";
 
 export const MAX_SAVED_SOURCES = MAX_NATIVE_SOURCES;
 /** Code points of the payload's compact JSON. */
@@ -75,17 +76,7 @@ function compactSize(value: unknown): number | null {
     return null;
   }
   if (json === undefined) return null;
-  let count = 0;
-  for (let i = 0; i < json.length; i++) {
-    const unit = json.charCodeAt(i);
-    // A high surrogate followed by a low one is one code point.
-    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < json.length) {
-      const next = json.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-    count++;
-  }
-  return count;
+  return codePointLength(json);
 }
 
 /** The verified evidence of a saved report, or why it was rejected whole. Never throws. */
