@@ -17,7 +17,7 @@ from deerflow.knowledge.providers._client import ClientLifecycle
 from deerflow.knowledge.providers._http import send_json
 from deerflow.knowledge.providers._log_redaction import install_log_redaction
 from deerflow.knowledge.providers._service import Service
-from deerflow.knowledge.providers.errors import ProviderConfigError, UpstreamError
+from deerflow.knowledge.providers.errors import UpstreamError
 from deerflow.knowledge.providers.parse_lightrag import (
     ENDPOINT,
     PROVIDER_NAME,
@@ -85,10 +85,7 @@ class LightRAGProvider(ClientLifecycle):
         self._api_key = _SERVICE.api_key(api_key)
         install_log_redaction([self._api_key])
         if mode not in MODES:
-            raise ProviderConfigError(
-                f"Invalid LightRAG mode: expected one of {', '.join(MODES)}.",
-                provider=PROVIDER_NAME,
-            )
+            raise _SERVICE.config_error("mode", f"expected one of {', '.join(MODES)}")
         self._mode: LightRAGMode = mode
         self._top_k = _SERVICE.bounded_int(
             top_k, name="top_k", minimum=MIN_TOP_K, maximum=MAX_TOP_K

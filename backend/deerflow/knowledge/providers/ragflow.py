@@ -372,7 +372,7 @@ class RAGFlowProvider(ClientLifecycle):
 
 def _validate_datasets(datasets: object) -> tuple[str, ...] | None:
     def bad(reason: str) -> ProviderConfigError:
-        return ProviderConfigError(f"Invalid RAGFlow datasets: {reason}.", provider=PROVIDER_NAME)
+        return _SERVICE.config_error("datasets", reason)
 
     if datasets is None:
         return None
@@ -397,9 +397,7 @@ def _validate_datasets(datasets: object) -> tuple[str, ...] | None:
 
 def _validate_fraction(value: object, name: str) -> float:
     if type(value) not in (int, float) or not 0 <= value <= 1:  # type: ignore[operator]
-        raise ProviderConfigError(
-            f"Invalid RAGFlow {name}: expected a number from 0 to 1.", provider=PROVIDER_NAME
-        )
+        raise _SERVICE.config_error(name, "expected a number from 0 to 1")
     return float(value)  # type: ignore[arg-type]
 
 
