@@ -77,6 +77,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_envelope
 	$(UV) run python -m benchmarks.bench_accumulator
 	$(UV) run python -m benchmarks.bench_local
+	$(UV) run python -m benchmarks.bench_quality
 	$(UV) run python -m benchmarks.bench_lightrag
 	$(UV) run python -m benchmarks.bench_citations
 	$(UV) run python -m benchmarks.bench_import

@@ -430,14 +430,23 @@ def test_a_named_pipe_is_skipped_not_read(provider: LocalProvider, docs: Path) -
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
-def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(provider: LocalProvider, docs: Path) -> None:
-    # Discovery saw a regular file; by the time it is read (inside the transaction) it is a pipe.
-    def swap(event: IndexProgress) -> None:
-        if event.done == 1:
-            (docs / "meadow.md").unlink()
-            os.mkfifo(docs / "meadow.md")
+def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(
+    provider: LocalProvider, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Discovery saw a regular file; by the time it is read (inside the transaction, where files
+    # are read ahead of the writer) it is a pipe.
+    from deerflow.knowledge.providers import local
 
-    report = _index_within(provider, docs, progress=swap)
+    discover = local._discover
+
+    def discover_then_swap(root: Path) -> Any:
+        found = discover(root)
+        (docs / "meadow.md").unlink()
+        os.mkfifo(docs / "meadow.md")
+        return found
+
+    monkeypatch.setattr(local, "_discover", discover_then_swap)
+    report = _index_within(provider, docs)
     assert [(s.path, s.reason) for s in report.skipped] == [
         ("meadow.md", "not a regular file (named pipe)")
     ]
@@ -593,6 +602,211 @@ async def test_concurrent_async_searches(provider: LocalProvider, docs: Path) ->
     provider.index(docs)
     results = await asyncio.gather(*(provider.search("deer") for _ in range(20)))
     assert all(r.hits[0].title == "deer.md" for r in results)
+
+
+def _integrity_check(index: Path) -> None:
+    """FTS5's own check, comparing the full-text index with the chunk rows (raises if not)."""
+    with sqlite3.connect(index) as connection:
+        connection.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_the_full_text_index_follows_builds_updates_and_rechunks(
+    tmp_path: Path, docs: Path
+) -> None:
+    index = tmp_path / "i.sqlite"
+    local = LocalProvider(index)
+    local.index(docs)  # a first build: written in bulk
+    _integrity_check(index)
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    (docs / "deer.md").unlink()
+    _write(docs, "new.md", "A brand new note about owls.")
+    local.index(docs)  # an update: row by row
+    _integrity_check(index)
+    assert _titles(local, "chestnuts owls acorns antlers") == ["meadow.md", "new.md"]
+    rechunked = LocalProvider(index, chunk_chars=64, chunk_overlap=0)
+    rechunked.index(docs)  # every file re-chunked: in bulk again
+    _integrity_check(index)
+    assert _titles(rechunked, "owls") == ["new.md"]
+    local.close()
+    rechunked.close()
+
+
+def test_a_version_1_index_is_read_and_upgraded_in_place(tmp_path: Path, docs: Path) -> None:
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    with sqlite3.connect(index) as connection:  # what version 1 wrote: the same, plus triggers
+        connection.executescript(
+            """
+            UPDATE meta SET value = '1' WHERE key = 'schema_version';
+            CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+                INSERT INTO chunks_fts(rowid, text, title) VALUES (new.id, new.text, new.title);
+            END;
+            CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+                INSERT INTO chunks_fts(chunks_fts, rowid, text, title)
+                VALUES ('delete', old.id, old.text, old.title);
+            END;
+            """
+        )
+    local = LocalProvider(index)
+    assert _titles(local, "antlers") == ["deer.md"]
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    assert local.index(docs).updated == ("meadow.md",)
+    _integrity_check(index)  # with the triggers left in, every row would be indexed twice
+    with sqlite3.connect(index) as connection:
+        assert connection.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchone() == ("2",)
+        assert connection.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+        ).fetchone() == (0,)
+    assert _titles(local, "chestnuts") == ["meadow.md"]
+    local.close()
+
+
+def test_a_failed_run_stops_reading_ahead(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    for number in range(40):
+        _write(root, f"f{number:02d}.md", f"File number {number} about herons.")
+    local = LocalProvider(tmp_path / "i.sqlite")
+
+    def fail(event: IndexProgress) -> None:
+        if event.done == 3:
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        local.index(root, progress=fail)
+    assert not [t for t in threading.enumerate() if t.name.startswith("deerflow-index-read")]
+    assert local.search_sync("herons").hits == ()  # rolled back: nothing was indexed
+    assert local.index(root).chunks == 40
+
+
+def test_read_ahead_keeps_order_and_stays_at_most_depth_ahead() -> None:
+    from deerflow.knowledge.providers.local import _read_ahead
+
+    started: list[int] = []
+    consumed: list[int] = []
+    ahead: list[int] = []
+
+    def work(item: int) -> int:
+        started.append(item)
+        ahead.append(len(started) - len(consumed))
+        return item * item
+
+    for item, result in _read_ahead(list(range(50)), work, depth=3):
+        assert result == item * item
+        consumed.append(item)
+    assert consumed == list(range(50)) and max(ahead) <= 4  # the three ahead plus the current one
+
+
+# --------------------------------------------------------------------------- bounded query plan
+
+
+class _Recording(sqlite3.Connection):
+    """Records every statement and its parameters (to count the rows bm25() scores)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.statements: list[tuple[str, tuple[object, ...]]] = []
+
+    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        self.statements.append((sql, tuple(parameters)))  # type: ignore[arg-type]
+        return super().execute(sql, parameters)  # type: ignore[arg-type]
+
+
+def _plan_corpus(root: Path, common: int) -> None:
+    """``common`` chunks with "heron" among twice as many without; two with "egret", of the same
+    length, one with heron too and sorting (and so indexed) last; one with heron twice."""
+    _write(root, "a-rare.md", "The egret and the swans wade at dawn.")
+    _write(root, "z-both.md", "The egret and the heron wade at dawn.")
+    _write(root, "m-twice.md", "A heron, a heron.")
+    for number in range(common - 2):
+        _write(root, f"filler/f{number:03d}.md", f"A heron stood in pond {number} for hours.")
+    for number in range(2 * common):
+        _write(root, f"other/o{number:03d}.md", f"Ducks swim in pond {number}.")
+
+
+def _scored_rows(index: Path, statements: list[tuple[str, tuple[object, ...]]]) -> list[int]:
+    with sqlite3.connect(index) as connection:
+        return [
+            connection.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (params[0],)
+            ).fetchone()[0]
+            for sql, params in statements
+            if "bm25(" in sql
+        ]
+
+
+@pytest.mark.parametrize("scored_rows", [32, 33, 34])
+def test_bm25_scores_at_most_scored_rows_and_common_terms_still_count(
+    tmp_path: Path, scored_rows: int
+) -> None:
+    from deerflow.knowledge.providers import _local_query
+
+    root, index = tmp_path / "docs", tmp_path / "i.sqlite"
+    _plan_corpus(root, common=32)  # heron: 32 chunks, egret: 2; together 34
+    LocalProvider(index).index(root)
+    connection = sqlite3.connect(f"file:{index}?mode=ro", uri=True, factory=_Recording)
+    rows = _local_query.search(
+        connection,
+        ["egret", "herons"],
+        8,
+        weights=(1.0, 0.5),
+        tokenizer="porter unicode61 remove_diacritics 2",
+        scored_rows=scored_rows,
+    )
+    scored = _scored_rows(index, connection.statements)
+    connection.close()
+    assert scored and all(count <= scored_rows for count in scored)
+    # Exactly at the limit (32 + 2 matches) the plain OR query runs (scoring the 33 chunks with
+    # either word); under it, heron is common and is
+    # added by re-scoring: the chunk with both words still beats the egret-only one (which an
+    # egret-only ranking would put first: same length, indexed first).
+    assert (max(scored) == 33) is (scored_rows == 34)
+    assert [row.title for row in rows[:2]] == ["z-both.md", "a-rare.md"]
+
+
+def test_a_query_of_common_words_only_scores_a_bounded_pool(tmp_path: Path) -> None:
+    from deerflow.knowledge.providers import _local_query
+
+    root, index = tmp_path / "docs", tmp_path / "i.sqlite"
+    _plan_corpus(root, common=40)
+    LocalProvider(index).index(root)
+    connection = sqlite3.connect(f"file:{index}?mode=ro", uri=True, factory=_Recording)
+    rows = _local_query.search(
+        connection,
+        ["heron"],
+        8,
+        weights=(1.0, 0.5),
+        tokenizer="porter unicode61 remove_diacritics 2",
+        scored_rows=16,
+    )
+    assert _scored_rows(index, connection.statements) == []
+    connection.close()
+    assert len(rows) == 8 and all("heron" in row.text for row in rows)
+    assert rows[0].title == "m-twice.md"  # "heron" twice: the largest share
+
+
+def test_the_bounded_plan_runs_on_read_only_pooled_connections(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    _plan_corpus(root, common=20)
+    local = LocalProvider(tmp_path / "i.sqlite", scored_rows=MAX_LIMIT)
+    local.index(root)
+    for _ in range(3):  # the temporary tables are made once per connection and left empty
+        assert [h.title for h in local.search_sync("egret heron").hits][:2] == [
+            "z-both.md",
+            "a-rare.md",
+        ]
+    # Two chunks hold "egret"; as an OR query would, heron-only chunks fill the other places.
+    assert len(local.search_sync("egret heron").hits) == 8
+    assert len(local.search_sync("heron", limit=50).hits) == 20
+    local.close()
+
+
+@pytest.mark.parametrize("bad", [MAX_LIMIT - 1, 0, "4000", 10.0, True])
+def test_scored_rows_is_checked(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ProviderConfigError, match="scored_rows"):
+        LocalProvider(tmp_path / "i.sqlite", scored_rows=bad)  # type: ignore[arg-type]
+    assert LocalProvider(tmp_path / "i.sqlite", scored_rows=MAX_LIMIT)
 
 
 # --------------------------------------------------------------------------- scale

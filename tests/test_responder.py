@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import asyncio
 
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations
 from deerflow.knowledge.formatting import citation_link
-from deerflow.knowledge.server.responder import ExtractiveResponder, _sentences
+from deerflow.knowledge.server.responder import NO_ANSWER, ExtractiveResponder, _sentences
 
 GOOD = KnowledgeSource.create(
     provider="local",
@@ -75,5 +77,131 @@ def test_stream_concatenates_to_the_answer() -> None:
 
 
 def test_sentences_join_wrapped_lines() -> None:
-    assert _sentences("One line\nwrapped here is fine.") == ["One line wrapped here is fine."]
+    assert [s.text for s in _sentences("One line\nwrapped here is fine.")] == [
+        "One line wrapped here is fine."
+    ]
     assert build_envelope([GOOD])["knowledge_sources"][0]["id"] == GOOD.id
+
+
+# --------------------------------------------------------------------------- sentence selection
+
+
+def _answer(question: str, *sources: KnowledgeSource) -> str:
+    content = "\n".join(f"{citation_link(s)}\n{s.excerpt}" for s in sources)
+    tool = ToolMessage(
+        content=content,
+        tool_call_id="c1",
+        name="knowledge_search",
+        artifact=build_envelope(list(sources)),
+    )
+    return str(ExtractiveResponder().invoke([HumanMessage(question), tool]).content)
+
+
+def _quotes(answer: str) -> list[str]:
+    return [line[3 : line.index("”")] for line in answer.splitlines() if line.startswith("- “")]
+
+
+CONTRACT = KnowledgeSource.create(
+    provider="local",
+    title="contract.md",
+    excerpt=(
+        "## Citation links\n\nThe model cites a source with a link that names the source id.\n\n"
+        "## Source ids\n\nThe id of a record is the first 32 hex digits of a SHA-256 hash.\n"
+        "Because the id is derived from the content, anyone can recompute it."
+    ),
+)
+
+
+def test_the_section_heading_counts_as_context() -> None:
+    # Both sentences name the source id; the one under "Source ids" is about it.
+    first = _quotes(_answer("How is a source id computed?", CONTRACT))[0]
+    assert first.startswith("The id of a record is the first 32 hex digits")
+
+
+def test_no_answer_below_the_coverage_floor_instead_of_unrelated_quotes() -> None:
+    answer = _answer("How do I deploy on Kubernetes with OAuth?", CONTRACT, GOOD)
+    assert answer == NO_ANSWER
+    # One generic word in common is not an answer either.
+    assert _answer("Which record label released the album?", CONTRACT) == NO_ANSWER
+
+
+def test_words_outside_sentences_count_towards_the_excerpt_covering_the_question() -> None:
+    fixture = KnowledgeSource.create(
+        provider="local",
+        title="payloads.md",
+        excerpt="Script tag: <script>alert(1)</script>\n\nThe canary word marks this fixture.",
+    )
+    # Only "canary" is in a sentence, but the excerpt holds every word of the question.
+    answer = _answer("canary script alert", fixture)
+    assert _quotes(answer) == ["The canary word marks this fixture."]
+    assert _answer("canary tiger lion wolf", fixture) == NO_ANSWER
+
+
+def test_a_pdf_page_heading_is_not_glued_to_the_first_sentence() -> None:
+    page = KnowledgeSource.create(
+        provider="local",
+        title="guide.pdf",
+        page=3,
+        excerpt=(
+            "Architecture guide, part 3: rendering\nThe React renderer shows assistant Markdown "
+            "with react-markdown.\nRaw HTML is not rendered and remote images are\nnot loaded.\n"
+            "Page 3"
+        ),
+    )
+    found = [s.text for s in _sentences(page.excerpt)]
+    assert found == [
+        "The React renderer shows assistant Markdown with react-markdown.",
+        "Raw HTML is not rendered and remote images are not loaded.",
+    ]
+    assert _sentences(page.excerpt)[0].heading == "Architecture guide, part 3: rendering"
+    first = _quotes(_answer("What does the React renderer show?", page))[0]
+    assert first == "The React renderer shows assistant Markdown with react-markdown."
+
+
+def test_wrapped_lines_are_not_mistaken_for_headings_or_list_items() -> None:
+    text = (
+        "Run input and state writes that come from callers pass through\n"
+        "`strip_reserved_keys`. The artifact holds a version (exactly the number\n"
+        "1) and a list."
+    )
+    assert [s.text for s in _sentences(text)] == [
+        "Run input and state writes that come from callers pass through `strip_reserved_keys`.",
+        "The artifact holds a version (exactly the number 1) and a list.",
+    ]
+
+
+def test_list_items_are_separate_statements() -> None:
+    text = "Checks:\n\n1. `bad_field`: a field is missing.\n2. `id_mismatch`: the id is wrong."
+    assert [s.text for s in _sentences(text)] == [
+        "`bad_field`: a field is missing.",
+        "`id_mismatch`: the id is wrong.",
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    excerpt=st.text(
+        alphabet=st.sampled_from(list("abc ABC.?!\n#-1`:"))
+        | st.characters(blacklist_categories=("Cs",)),
+        max_size=300,
+    ).filter(lambda s: s.strip() != ""),
+    question=st.text(alphabet=st.sampled_from(list("abc ABC?")), min_size=1, max_size=30),
+)
+def test_every_quote_is_text_of_a_verified_excerpt(excerpt: str, question: str) -> None:
+    try:
+        source = KnowledgeSource.create(provider="local", title="t.md", excerpt=excerpt)
+    except ValueError:
+        assume(False)  # not a valid excerpt (control characters): the reader never sees it
+    answer = _answer(question, source)
+    normal = " ".join(excerpt.split())
+    for quote in _quotes(answer):
+        assert quote in normal
+    assert answer == NO_ANSWER or answer.startswith("From the knowledge base:")
+
+
+def test_unverified_evidence_is_never_quoted_even_when_it_matches() -> None:
+    tool = _tool(CONTRACT, forged_title="Official.md")
+    answer = str(
+        ExtractiveResponder().invoke([HumanMessage("How is a source id computed?"), tool]).content
+    )
+    assert answer == NO_ANSWER

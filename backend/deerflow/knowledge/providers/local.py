@@ -18,15 +18,22 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   ``max_file_bytes``, and anything that is not a regular file (a named pipe, socket or device:
   opened non-blocking and never read, so nothing waits while holding the write transaction) are
   skipped with a reason in the :class:`IndexReport`; the rest is indexed.
+* **Writing.** Files are read and chunked one step ahead in a worker thread while SQLite (which
+  releases the GIL) writes. A first build, or one that re-chunks every file, writes the chunk rows
+  and then builds the full-text index in one FTS5 ``rebuild``; an update keeps it in step row by
+  row (deleting a row's terms with its old values, as an external-content table needs).
 * **Queries.** Free text becomes a safe FTS5 expression: every token is quoted as a string, so user
   text can never inject FTS5 syntax (``OR``, ``NEAR(``, ``title:*``, ``^``); the tokens are OR-ed
   and ranked with ``bm25()`` over Porter-stemmed tokens (``citations`` finds ``citation``). A
-  query with no word characters finds nothing.
+  query with no word characters finds nothing. ``bm25()`` scores at most ``scored_rows`` chunks
+  per query: terms too common for that are added by re-scoring the best candidates of the rarer
+  ones (:mod:`deerflow.knowledge.providers._local_query`), so latency stays flat at 100k chunks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import hashlib
 import io
@@ -38,10 +45,11 @@ import sqlite3
 import stat
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal, TypeVar
 
 from deerflow.knowledge.contract import (
     MAX_EXCERPT_CHARS,
@@ -53,6 +61,7 @@ from deerflow.knowledge.contract import (
     is_valid_dataset_name,
     is_valid_title,
 )
+from deerflow.knowledge.providers import _local_query
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.errors import ProviderConfigError
 
@@ -60,6 +69,7 @@ __all__ = [
     "DEFAULT_CHUNK_CHARS",
     "DEFAULT_CHUNK_OVERLAP",
     "DEFAULT_LIMIT",
+    "DEFAULT_SCORED_ROWS",
     "MAX_CHUNK_CHARS",
     "MAX_FILE_BYTES",
     "MAX_LIMIT",
@@ -76,9 +86,13 @@ __all__ = [
     "SkippedFile",
     "chunk_text",
     "fts_query",
+    "query_terms",
     "sample_corpus_path",
     "tokenize",
 ]
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +105,9 @@ DEFAULT_CHUNK_OVERLAP: Final = 120
 MIN_CHUNK_CHARS: Final = 16
 MAX_CHUNK_CHARS: Final = MAX_EXCERPT_CHARS
 DEFAULT_LIMIT: Final = 8
+#: At most this many matching chunks are scored by FTS5's bm25() per query (see
+#: :mod:`deerflow.knowledge.providers._local_query`); a keyword of :class:`LocalProvider`.
+DEFAULT_SCORED_ROWS: Final = _local_query.DEFAULT_SCORED_ROWS
 MAX_LIMIT: Final = MAX_SOURCES
 MAX_QUERY_CHARS: Final = 4_096
 #: Distinct query terms kept, in order of first appearance; the rest are ignored.
@@ -99,7 +116,11 @@ MAX_QUERY_TERMS: Final = 64
 #: default of :meth:`LocalProvider.index`'s ``max_file_bytes``.
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 SUPPORTED_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".pdf"})
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+#: Index schemas this version reads. Version 1 kept the full-text index in step with triggers;
+#: version 2 writes it from code (in bulk for a full build), otherwise the same tables. The first
+#: ``index`` run on a version 1 file upgrades it in place.
+_READABLE_SCHEMAS: Final = frozenset({"1", str(SCHEMA_VERSION)})
 
 _FORMAT: Final = "deerflow-knowledge-local"
 _CHUNKER_VERSION: Final = 1
@@ -107,6 +128,9 @@ _BUSY_TIMEOUT_MS: Final = 30_000
 #: bm25() column weights: chunk text, then the document's path.
 _BM25_WEIGHTS: Final = (1.0, 0.5)
 _POOL_SIZE: Final = 4
+#: Files read and chunked ahead of the writer (in a worker thread, while SQLite, which releases
+#: the GIL, tokenizes and writes the previous ones): bounds the memory held for them.
+_READ_AHEAD: Final = 8
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
 #: Dropped from queries (unless nothing else is left): they match nearly every chunk.
@@ -154,6 +178,7 @@ _WORD_BREAK_RE = re.compile(r"\s+")
 _PDF_JUNK_RE = re.compile(r"[\x00\ud800-\udfff]")  # NULs and lone surrogates from broken fonts
 _SEPARATORS: Final = (_PARAGRAPH_BREAK_RE, _SENTENCE_BREAK_RE, _WORD_BREAK_RE)
 
+_TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 #: The schema, one statement per item (run inside the creating transaction).
 _SCHEMA: Final = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -173,32 +198,13 @@ _SCHEMA: Final = (
         text TEXT NOT NULL
     )""",
     "CREATE INDEX chunks_by_document ON chunks(document_id)",
-    """CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    f"""CREATE VIRTUAL TABLE chunks_fts USING fts5(
         text, title, content='chunks', content_rowid='id',
-        tokenize='porter unicode61 remove_diacritics 2'
+        tokenize="{_TOKENIZER}"
     )""",
-    """CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-        INSERT INTO chunks_fts(rowid, text, title) VALUES (new.id, new.text, new.title);
-    END""",
-    """CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-        INSERT INTO chunks_fts(chunks_fts, rowid, text, title)
-        VALUES ('delete', old.id, old.text, old.title);
-    END""",
     f"INSERT INTO meta(key, value) VALUES ('format', '{_FORMAT}'), "
     f"('schema_version', '{SCHEMA_VERSION}')",
 )
-
-# Rank inside FTS5 first and join only the winners: reading every matching chunk row before the
-# LIMIT would cost more than the scoring itself.
-_SEARCH_SQL: Final = f"""
-WITH top AS (
-    SELECT rowid AS id, bm25(chunks_fts, {_BM25_WEIGHTS[0]}, {_BM25_WEIGHTS[1]}) AS score
-    FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?
-)
-SELECT c.text, c.title, c.page, top.score
-FROM top JOIN chunks AS c ON c.id = top.id
-ORDER BY top.score, top.id
-"""
 
 
 def sample_corpus_path() -> Path:
@@ -226,10 +232,15 @@ def fts_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> str | None:
     nothing to escape), joined with ``OR``: operators, column filters, prefixes and ``NEAR`` in the
     user's text are just words.
     """
-    terms = list(dict.fromkeys(tokenize(text)))[:max_terms]
+    terms = query_terms(text, max_terms=max_terms)
     if not terms:
         return None
     return " OR ".join(f'"{term}"' for term in terms)
+
+
+def query_terms(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct tokens of ``text`` that a search looks for, in order, at most ``max_terms``."""
+    return list(dict.fromkeys(tokenize(text)))[:max_terms]
 
 
 # --------------------------------------------------------------------------- chunking
@@ -552,6 +563,7 @@ class LocalProvider:
         dataset_name: str | None = None,
         chunk_chars: int = DEFAULT_CHUNK_CHARS,
         chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+        scored_rows: int = DEFAULT_SCORED_ROWS,
     ) -> None:
         self._index_path = Path(index_path).expanduser().absolute()
         if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
@@ -566,6 +578,12 @@ class LocalProvider:
                 provider=PROVIDER_NAME,
             )
         _check_chunking(chunk_chars, chunk_overlap)
+        if type(scored_rows) is not int or scored_rows < MAX_LIMIT:
+            raise ProviderConfigError(
+                f"Invalid local scored_rows: expected an integer of at least {MAX_LIMIT}.",
+                provider=PROVIDER_NAME,
+            )
+        self._scored_rows = scored_rows
         self._limit = limit
         self._dataset_name = dataset_name
         self._chunk_chars = chunk_chars
@@ -605,19 +623,19 @@ class LocalProvider:
         """The blocking search behind :meth:`search` (for scripts and benchmarks)."""
         _SERVICE.search_arguments(query, limit, max_query_chars=MAX_QUERY_CHARS)
         count = min(limit or self._limit, MAX_LIMIT)
-        expression = fts_query(query)
-        if expression is None:
+        terms = query_terms(query)
+        if not terms:
             return RetrievalResult(provider=PROVIDER_NAME, query=query)
-        rows = self._query(expression, count)
+        rows = self._query(terms, count)
         hits = tuple(
             RetrievalHit(
-                text=text,
-                title=title,
-                page=page,
+                text=row.text,
+                title=row.title,
+                page=row.page,
                 dataset_name=self._dataset_name,
-                score=-score,
+                score=row.score,
             )
-            for text, title, page, score in rows
+            for row in rows
         )
         return RetrievalResult(provider=PROVIDER_NAME, query=query, hits=hits)
 
@@ -655,13 +673,20 @@ class LocalProvider:
             raise self._foreign(_one_line(str(exc)) or type(exc).__name__) from None
         return connection
 
-    def _query(self, expression: str, count: int) -> list[Any]:
+    def _query(self, terms: list[str], count: int) -> list[_local_query.Row]:
         try:
             connection = self._pool.get_nowait()
         except queue.Empty:
             connection = self._connect_reader()
         try:
-            rows = connection.execute(_SEARCH_SQL, (expression, count)).fetchall()
+            rows = _local_query.search(
+                connection,
+                terms,
+                count,
+                weights=_BM25_WEIGHTS,
+                tokenizer=_TOKENIZER,
+                scored_rows=self._scored_rows,
+            )
         except sqlite3.Error as exc:
             connection.close()
             if not self._index_path.is_file():
@@ -733,8 +758,8 @@ class LocalProvider:
                 if objects == 0:
                     for statement in _SCHEMA:
                         connection.execute(statement)
-                else:
-                    _check_format(connection)
+                elif _check_format(connection) != str(SCHEMA_VERSION):
+                    _upgrade(connection)
                 connection.execute("COMMIT")
             except BaseException:
                 connection.execute("ROLLBACK")
@@ -775,48 +800,58 @@ class LocalProvider:
                     "SELECT id, path, sha256 FROM documents"
                 )
             }
-            seen: set[str] = set()
-            for done, candidate in enumerate(candidates, start=1):
-                outcome: FileOutcome
-                previous = known.get(candidate.path)
+            # With nothing to keep, the full-text index is built once at the end, in bulk.
+            chunks = _ChunkWriter(connection, bulk=rechunk_all or not known)
+
+            def prepare(candidate: _Candidate) -> _Prepared | _SkipFile:
                 try:
                     data = _read_bytes(candidate.file, max_bytes=max_file_bytes)
                     digest = hashlib.sha256(data).hexdigest()
+                    previous = known.get(candidate.path)
                     if previous is not None and previous[1] == digest and not rechunk_all:
-                        outcome = "unchanged"
-                    else:
-                        parts = self._chunks(candidate.file, data)
-                        if previous is not None:
-                            _delete_document(connection, previous[0])
-                        written += _insert_document(
-                            connection, candidate.path, digest, len(data), parts
-                        )
-                        outcome = "added" if previous is None else "updated"
-                    seen.add(candidate.path)
+                        return _Prepared(digest, len(data), None)
+                    return _Prepared(digest, len(data), self._chunks(candidate.file, data))
                 except _SkipFile as exc:
-                    reason = str(exc)
-                    if previous is not None:
-                        reason += "; its previous version was dropped from the index"
-                    skipped.append(SkippedFile(candidate.path, reason))
-                    logger.warning("skipped %s: %s", candidate.path, reason)
-                    outcome = "skipped"
-                if outcome != "skipped":
-                    outcomes[outcome].append(candidate.path)
-                if progress is not None:
-                    progress(IndexProgress(done, total, candidate.path, outcome))
+                    return exc
+
+            seen: set[str] = set()
+            # Closed on any way out, so that the read-ahead thread stops before the rollback.
+            prepared_files = contextlib.closing(_read_ahead(candidates, prepare, depth=_READ_AHEAD))
+            with prepared_files as ahead:
+                for done, (candidate, prepared) in enumerate(ahead, start=1):
+                    outcome: FileOutcome
+                    previous = known.get(candidate.path)
+                    if isinstance(prepared, _SkipFile):
+                        reason = str(prepared)
+                        if previous is not None:
+                            reason += "; its previous version was dropped from the index"
+                        skipped.append(SkippedFile(candidate.path, reason))
+                        logger.warning("skipped %s: %s", candidate.path, reason)
+                        outcome = "skipped"
+                    else:
+                        if prepared.parts is None:
+                            outcome = "unchanged"
+                        else:
+                            if previous is not None:
+                                chunks.delete_document(previous[0])
+                            written += chunks.insert_document(candidate.path, prepared)
+                            outcome = "added" if previous is None else "updated"
+                        seen.add(candidate.path)
+                        outcomes[outcome].append(candidate.path)
+                    if progress is not None:
+                        progress(IndexProgress(done, total, candidate.path, outcome))
             skipped_paths = {item.path for item in skipped}
             for path, (doc_id, _) in sorted(known.items()):
                 if path not in seen:
-                    _delete_document(connection, doc_id)
+                    chunks.delete_document(doc_id)
                     if path not in skipped_paths:
                         outcomes["removed"].append(path)
             connection.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('chunker', ?), ('root', ?)",
                 (chunker, root.as_posix()),
             )
-            if written or outcomes["removed"] or len(seen) < len(known):
-                connection.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
-            documents, chunks = connection.execute(
+            chunks.finish()
+            documents, chunk_count = connection.execute(
                 "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
             ).fetchone()
             connection.execute("COMMIT")
@@ -831,7 +866,7 @@ class LocalProvider:
             unchanged=tuple(outcomes["unchanged"]),
             removed=tuple(outcomes["removed"]),
             skipped=tuple(sorted(skipped, key=lambda s: s.path)),
-            chunks=chunks,
+            chunks=chunk_count,
             chunks_written=written,
             documents=documents,
         )
@@ -853,17 +888,30 @@ class _ForeignIndex(Exception):
     pass
 
 
-def _check_format(connection: sqlite3.Connection) -> None:
+def _check_format(connection: sqlite3.Connection) -> str:
+    """The schema version of a readable deerflow-knowledge index, else :class:`_ForeignIndex`."""
     try:
         rows = dict(connection.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:
         raise _ForeignIndex(_one_line(str(exc)) or "no meta table") from None
     if rows.get("format") != _FORMAT:
         raise _ForeignIndex("unknown format")
-    if rows.get("schema_version") != str(SCHEMA_VERSION):
+    version = rows.get("schema_version")
+    if version not in _READABLE_SCHEMAS:
         raise _ForeignIndex(
-            f"schema version {rows.get('schema_version')}, this version reads {SCHEMA_VERSION}"
+            f"schema version {version}, this version reads {', '.join(sorted(_READABLE_SCHEMAS))}"
         )
+    return str(version)
+
+
+def _upgrade(connection: sqlite3.Connection) -> None:
+    """Version 1 to 2: the full-text index is the same; only its triggers go (the writer keeps
+    it in step now, and would otherwise index every row twice)."""
+    connection.execute("DROP TRIGGER IF EXISTS chunks_ai")
+    connection.execute("DROP TRIGGER IF EXISTS chunks_ad")
+    connection.execute(
+        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+    )
 
 
 def _meta(connection: sqlite3.Connection, key: str) -> str | None:
@@ -871,28 +919,104 @@ def _meta(connection: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def _delete_document(connection: sqlite3.Connection, doc_id: int) -> None:
-    connection.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
-    connection.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A file read (and, unless unchanged, chunked) ahead of the writer."""
+
+    digest: str
+    size: int
+    parts: list[tuple[int | None, str]] | None
+    """``(page, text)`` chunks, or None for a file whose content is unchanged."""
 
 
-def _insert_document(
-    connection: sqlite3.Connection,
-    path: str,
-    digest: str,
-    size: int,
-    parts: list[tuple[int | None, str]],
-) -> int:
-    cursor = connection.execute(
-        "INSERT INTO documents(path, sha256, size, chunks) VALUES (?, ?, ?, ?)",
-        (path, digest, size, len(parts)),
-    )
-    doc_id = cursor.lastrowid
-    connection.executemany(
-        "INSERT INTO chunks(document_id, ordinal, page, title, text) VALUES (?, ?, ?, ?, ?)",
-        ((doc_id, ordinal, page, path, text) for ordinal, (page, text) in enumerate(parts)),
-    )
-    return len(parts)
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _read_ahead(
+    items: Sequence[_T], work: Callable[[_T], _R], *, depth: int
+) -> Generator[tuple[_T, _R], None, None]:
+    """``(item, work(item))`` in order, with ``work`` running up to ``depth`` items ahead in one
+    worker thread. An exception from ``work`` is raised here; closing the iterator early cancels
+    the work not yet started."""
+    from concurrent.futures import ThreadPoolExecutor  # only indexing needs it
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deerflow-index-read") as pool:
+        pending: deque[Future[_R]] = deque(pool.submit(work, item) for item in items[:depth])
+        try:
+            for index, item in enumerate(items):
+                if index + depth < len(items):
+                    pending.append(pool.submit(work, items[index + depth]))
+                yield item, pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+class _ChunkWriter:
+    """Writes chunk rows and keeps the FTS5 index (external content) in step with them.
+
+    ``bulk`` (a first build, or every file re-chunked): rows are written alone and the full-text
+    index is rebuilt from them once in :meth:`finish`, which costs far less than indexing row by
+    row. Otherwise each deleted row is removed from the full-text index with its old values (as
+    an external-content table needs) and each new row is indexed as it is written.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, *, bulk: bool) -> None:
+        self._connection = connection
+        self._bulk = bulk
+        self._changed = False
+        # Explicit ids, so that the full-text rows can be written with the same ids in one call.
+        (last,) = connection.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
+        self._next_id = int(last) + 1
+
+    def delete_document(self, doc_id: int) -> None:
+        if not self._bulk:
+            self._connection.execute(
+                "INSERT INTO chunks_fts(chunks_fts, rowid, text, title) "
+                "SELECT 'delete', id, text, title FROM chunks WHERE document_id = ?",
+                (doc_id,),
+            )
+        self._connection.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
+        self._connection.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        self._changed = True
+
+    def insert_document(self, path: str, prepared: _Prepared) -> int:
+        parts = prepared.parts or []
+        cursor = self._connection.execute(
+            "INSERT INTO documents(path, sha256, size, chunks) VALUES (?, ?, ?, ?)",
+            (path, prepared.digest, prepared.size, len(parts)),
+        )
+        doc_id = cursor.lastrowid
+        first = self._next_id
+        self._next_id += len(parts)
+        self._connection.executemany(
+            "INSERT INTO chunks(id, document_id, ordinal, page, title, text) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                (first + ordinal, doc_id, ordinal, page, path, text)
+                for ordinal, (page, text) in enumerate(parts)
+            ),
+        )
+        if not self._bulk:
+            self._connection.executemany(
+                "INSERT INTO chunks_fts(rowid, text, title) VALUES (?, ?, ?)",
+                ((first + ordinal, text, path) for ordinal, (_, text) in enumerate(parts)),
+            )
+        self._changed = True
+        return len(parts)
+
+    def finish(self) -> None:
+        if self._bulk:
+            # Also drops whatever the full-text index held for rows deleted in this run.
+            self._connection.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+            self._connection.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        elif self._changed:
+            # FTS5's automerge has kept the segments few; a bounded extra merge keeps queries
+            # fast without rewriting a large index for a one-file update.
+            self._connection.execute(
+                "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('merge', 64)"
+            )
 
 
 def _with_seconds(report: IndexReport, seconds: float) -> IndexReport:
