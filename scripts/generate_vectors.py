@@ -883,7 +883,7 @@ def citation_cases() -> list[dict[str, Any]]:
     )
     add(
         "fence-indented-4",
-        "a 4-space indented fence marker is not a fence (indented code is not recognised)",
+        "a 4-space indented fence marker is indented code, which ends at the next unindented line",
         f"    ```\n{s1}\n",
         [c("shared", s1, "Guide", f"#knowledge-source-{h1}", h1)],
     )
@@ -925,7 +925,10 @@ def citation_cases() -> list[dict[str, Any]]:
     )
     js = "[citation:Click](javascript:alert(1))"
     add(
-        "javascript-href-parens", "a destination containing ( is not a link in this grammar", js, []
+        "javascript-href-parens",
+        "balanced parentheses belong to the destination (CommonMark); the label makes it malformed",
+        js,
+        [c("malformed", js, "Click", "javascript:alert(1)", reason="unsupported_destination")],
     )
     js2 = "[citation:Click](javascript:void)"
     add(
@@ -1094,11 +1097,12 @@ def citation_cases() -> list[dict[str, Any]]:
         ll,
         [c("shared", ll, long_label, f"#knowledge-source-{h1}", h1)],
     )
+    ll2 = f"[citation:{long_label}a](#knowledge-source-{h1})"
     add(
         "label-2049",
-        "a label of 2,049 code points is not a link",
-        f"[citation:{long_label}a](#knowledge-source-{h1})",
-        [],
+        "a label of 2,049 code points is still a link: CommonMark sets no limit on link text",
+        ll2,
+        [c("shared", ll2, long_label + "a", f"#knowledge-source-{h1}", h1)],
     )
     long_dest = "https://example.com/" + "d" * (2048 - len("https://example.com/"))
     ld = f"[citation:W]({long_dest})"
@@ -1108,11 +1112,12 @@ def citation_cases() -> list[dict[str, Any]]:
         ld,
         [c("web", ld, "W", long_dest)],
     )
+    ld2 = f"[citation:W]({long_dest}d)"
     add(
         "destination-2049",
-        "a destination of 2,049 code points is not a link",
-        f"[citation:W]({long_dest}d)",
-        [],
+        "a destination of 2,049 code points is still a link: CommonMark sets no limit",
+        ld2,
+        [c("web", ld2, "W", long_dest + "d")],
     )
     add(
         "relabel-orphans",
@@ -1222,7 +1227,449 @@ def citation_cases() -> list[dict[str, Any]]:
         keep_ids=[],
         relabeled="A B",
     )
+    commonmark_cases(add, c, h1, h2)
     return cases
+
+
+# ------------------------------------------------ citations: CommonMark links (issue 11)
+def commonmark_cases(add: Any, c: Any, h1: str, h2: str) -> None:
+    """Cases where only a real CommonMark parser gets it right: reference links, titles,
+    destination decoding, and every construct that is not a link (contracts/README.md §4)."""
+    d1 = f"#knowledge-source-{h1}"
+    d2 = f"#knowledge-source-{h2}"
+    s1 = f"[citation:Guide]({d1})"
+
+    def shared(link: str, label: str, raw: str | None = None, *, h: str = h1, occ: int = 0) -> Any:
+        return c("shared", link, label, f"#knowledge-source-{h}", h, occurrence=occ, raw_label=raw)
+
+    # Reference links: full, collapsed, shortcut; definitions anywhere in the document.
+    md = f"Deer eat acorns [citation:Guide][1].\n\n[1]: {d1}"
+    add(
+        "ref-full",
+        "a full reference link to a shared handle",
+        md,
+        [shared("[citation:Guide][1]", "Guide", "citation:Guide")],
+    )
+    md = f"[citation:Guide][]\n\n[citation:Guide]: {d1}"
+    add(
+        "ref-collapsed",
+        "a collapsed reference link: the whole `[…][]` is the link",
+        md,
+        [shared("[citation:Guide][]", "Guide", "citation:Guide")],
+    )
+    md = f"See [citation:Guide].\n\n[citation:Guide]: {d1}"
+    add(
+        "ref-shortcut",
+        "a shortcut reference link",
+        md,
+        [shared("[citation:Guide]", "Guide", "citation:Guide")],
+    )
+    md = f"[citation:A][Deer]\n\n[DEER]: {d1}"
+    add(
+        "ref-case-fold",
+        "reference labels match case-insensitively",
+        md,
+        [shared("[citation:A][Deer]", "A", "citation:A")],
+    )
+    md = f"[citation:A][x   y]\n\n[X Y]: {d1}"
+    add(
+        "ref-whitespace-fold",
+        "reference labels match with inner white space collapsed",
+        md,
+        [shared("[citation:A][x   y]", "A", "citation:A")],
+    )
+    md = f"[citation:A][nope]\n\n[1]: {d1}"
+    add("ref-undefined", "a reference to an undefined label is text", md, [])
+    md = f"[citation:A][1]\n\n[1]: {d1}\n[1]: {d2}"
+    add(
+        "ref-first-definition-wins",
+        "the first of two definitions with one label wins",
+        md,
+        [shared("[citation:A][1]", "A", "citation:A")],
+    )
+    md = f"[1]: {d2}\n\nBefore the use: [citation:B][1]"
+    add(
+        "ref-definition-before",
+        "a definition may come before its use",
+        md,
+        [shared("[citation:B][1]", "B", "citation:B", h=h2)],
+    )
+    md = f'[citation:A][1]\n\n[1]: {d1} "Deer guide"'
+    add(
+        "ref-definition-title",
+        "a definition with a title",
+        md,
+        [shared("[citation:A][1]", "A", "citation:A")],
+    )
+    md = f"[citation:A][1]\n\n[1]:\n  <{d1}>\n  'title'"
+    add(
+        "ref-definition-pointy-multiline",
+        "a definition spread over lines, <…> destination",
+        md,
+        [shared("[citation:A][1]", "A", "citation:A")],
+    )
+    md = f"[citation:A][1]\n\n    [1]: {d1}"
+    add(
+        "ref-definition-in-code", "an indented definition is code, so the reference is text", md, []
+    )
+    md = f"[citation:A][1]\n\n> [1]: {d1}"
+    add(
+        "ref-definition-in-quote",
+        "a definition inside a block quote still defines",
+        md,
+        [shared("[citation:A][1]", "A", "citation:A")],
+    )
+    md = f"[citation:A][1]\n\n```\n[1]: {d1}\n```"
+    add("ref-definition-in-fence", "a definition inside a fence is code", md, [])
+    md = f"[citation:A] [1]\n\n[1]: {d1}"
+    add(
+        "ref-space-before-label",
+        "no space between the text and the reference label: "
+        "`[citation:A]` is an undefined shortcut and `[1]` a shortcut of its own",
+        md,
+        [shared("[1]", "1", "1")],
+    )
+    md = "[citation:Web][w]\n\n[w]: https://deer.example/facts"
+    add(
+        "ref-web",
+        "a reference-style web citation",
+        md,
+        [
+            c(
+                "web",
+                "[citation:Web][w]",
+                "Web",
+                "https://deer.example/facts",
+                raw_label="citation:Web",
+            )
+        ],
+    )
+    md = f"[citation:1][n]\n\n[n]: #knowledge-{h1}-3"
+    add(
+        "ref-native",
+        "a reference-style native citation",
+        md,
+        [
+            c(
+                "native",
+                "[citation:1][n]",
+                "1",
+                f"#knowledge-{h1}-3",
+                f"{h1}-3",
+                raw_label="citation:1",
+            )
+        ],
+    )
+    md = f"[citation:A][1]\n\n[1]: #knowledge-source-{h1[:8]}"
+    add(
+        "ref-malformed",
+        "a reference to a bad shared id is malformed",
+        md,
+        [
+            c(
+                "malformed",
+                "[citation:A][1]",
+                "A",
+                f"#knowledge-source-{h1[:8]}",
+                reason="bad_source_id",
+                raw_label="citation:A",
+            )
+        ],
+    )
+    md = f"![citation:A][1]\n\n[1]: {d1}"
+    add("ref-image", "a reference-style image is not a citation", md, [])
+    md = f"[citation:A][1] and [citation:B][1]\n\n[1]: {d1}"
+    add(
+        "ref-used-twice",
+        "one definition cited twice",
+        md,
+        [
+            shared("[citation:A][1]", "A", "citation:A"),
+            shared("[citation:B][1]", "B", "citation:B"),
+        ],
+    )
+    md = f"[1]: {d1}"
+    add("ref-definition-only", "a definition alone renders nothing and cites nothing", md, [])
+
+    # Inline destinations as CommonMark decodes them.
+    link = f'[citation:Guide]({d1} "The guide")'
+    add("title-double", "a double-quoted title", link, [shared(link, "Guide")])
+    link = f"[citation:Guide]({d1} 'The guide')"
+    add("title-single", "a single-quoted title", link, [shared(link, "Guide")])
+    link = f"[citation:Guide]({d1} (The guide))"
+    add("title-parens", "a parenthesized title", link, [shared(link, "Guide")])
+    link = f'[citation:Guide]({d1}\n"The guide")'
+    add("title-next-line", "the title may follow on the next line", link, [shared(link, "Guide")])
+    add(
+        "title-unquoted",
+        "an unquoted word after the destination is not a title: no link",
+        f"[citation:Guide]({d1} guide)",
+        [],
+    )
+    link = f'[citation:Guide]({d1} "a ) b")'
+    add(
+        "title-with-paren",
+        "a ) inside a quoted title does not end the link",
+        link,
+        [shared(link, "Guide")],
+    )
+    link = f"[citation:Guide](   {d1}   )"
+    add("spaces-around-destination", "spaces around the destination", link, [shared(link, "Guide")])
+    link = f"[citation:Guide](\n{d1}\n)"
+    add(
+        "newlines-around-destination",
+        "line breaks around the destination",
+        link,
+        [shared(link, "Guide")],
+    )
+    link = f"[citation:Guide](<{d1}>)"
+    add("pointy-destination", "a <…> destination", link, [shared(link, "Guide")])
+    link = f"[citation:Guide](<{d1} x>)"
+    add(
+        "pointy-destination-space",
+        "a <…> destination may hold a space (then the id is bad)",
+        link,
+        [c("malformed", link, "Guide", f"{d1} x", reason="bad_source_id")],
+    )
+    add(
+        "pointy-unclosed", "an unclosed < destination is not a link", f"[citation:Guide](<{d1})", []
+    )
+    link = f"[citation:Guide](#knowledge\\-source\\-{h1})"
+    add(
+        "escaped-destination",
+        "backslash escapes in the destination are resolved",
+        link,
+        [shared(link, "Guide")],
+    )
+    link = f"[citation:Guide](#knowledge-source-&#48;{h1[1:]})"
+    add(
+        "entity-decimal-destination",
+        "a decimal entity in the destination is decoded",
+        link,
+        [shared(link, "Guide")],
+    )
+    link = f"[citation:Guide](#knowledge-source-&#x30;{h1[1:]})"
+    add(
+        "entity-hex-destination",
+        "a hex entity in the destination is decoded",
+        link,
+        [shared(link, "Guide")],
+    )
+    link = f"[citation:Guide](&num;knowledge-source-{h1})"
+    add(
+        "entity-named-destination",
+        "a named entity in the destination is decoded",
+        link,
+        [shared(link, "Guide")],
+    )
+    link = f"[citation:Guide](#knowledge-source-{h1}&amp;)"
+    add(
+        "entity-amp-destination",
+        "an entity decoding to extra text makes the id bad",
+        link,
+        [c("malformed", link, "Guide", f"{d1}&", reason="bad_source_id")],
+    )
+    link = f"[citation:Guide](#knowledge-source-{h1[:8]}%20x)"
+    add(
+        "percent-not-decoded",
+        "percent-encoding is not decoded: the id is bad",
+        link,
+        [c("malformed", link, "Guide", f"#knowledge-source-{h1[:8]}%20x", reason="bad_source_id")],
+    )
+    link = "[citation:X](https://deer.example/a_(b))"
+    add(
+        "web-balanced-parens",
+        "balanced parentheses in a web destination",
+        link,
+        [c("web", link, "X", "https://deer.example/a_(b)")],
+    )
+    add(
+        "unbalanced-paren",
+        "an unbalanced ( in the destination is not a link",
+        f"[citation:X](#knowledge-source-{h1}(x)",
+        [],
+    )
+    link = "[citation:Empty]()"
+    add(
+        "empty-destination",
+        "an empty destination is a link; the label makes it malformed",
+        link,
+        [c("malformed", link, "Empty", "", reason="unsupported_destination")],
+    )
+    link = f"[]({d1})"
+    add("empty-label", "an empty label is still a link", link, [shared(link, "")])
+
+    # Not links: code, HTML, autolinks.
+    add("indented-code", "an indented citation is code", f"    {s1}\n", [])
+    add("indented-code-tab", "a tab-indented citation is code", f"\t{s1}\n", [])
+    md = f"Para\n    {s1}"
+    add(
+        "lazy-continuation",
+        "four spaces after a paragraph line continue it: a link",
+        md,
+        [shared(s1, "Guide")],
+    )
+    add("html-block", "a citation inside an HTML block is raw HTML", f"<div>\n{s1}\n</div>", [])
+    md = f"<div>\n\n{s1}\n\n</div>"
+    add(
+        "html-block-blank-lines",
+        "blank lines end an HTML block: the citation is Markdown",
+        md,
+        [shared(s1, "Guide")],
+    )
+    add("html-comment-block", "a citation inside an HTML comment", f"<!-- {s1} -->", [])
+    add(
+        "inline-html-attribute",
+        "a citation inside an HTML attribute is inline HTML",
+        f'Text <a title="{s1}">x</a>',
+        [],
+    )
+    add(
+        "inline-html-comment",
+        "a citation inside an inline HTML comment",
+        f"Text <!-- {s1} --> end",
+        [],
+    )
+    add("autolink", "an autolink is not a citation", "See <https://deer.example/facts>.", [])
+    add(
+        "autolink-swallows-link",
+        "an autolink binds tighter than the brackets",
+        f"<https://deer.example/[citation:x]({d1})>",
+        [],
+    )
+    link = f"[citation:A <b>x</b> B]({d1})"
+    add(
+        "inline-html-in-label",
+        "inline HTML inside a label keeps the link",
+        link,
+        [shared(link, "A <b>x</b> B")],
+    )
+    link = f"[citation:A `](x)` B]({d1})"
+    add(
+        "code-span-hides-bracket",
+        "a `](x)` inside a code span in the label is code",
+        link,
+        [shared(link, "A `](x)` B", "citation:A `](x)` B")],
+    )
+    add(
+        "escaped-close-bracket",
+        "an escaped ] does not close the label",
+        f"[citation:A\\]({d1})",
+        [],
+    )
+    link = f"[citation:A\\]]({d1})"
+    add("escaped-close-then-close", "an escaped ] then a real one", link, [shared(link, "A]")])
+
+    # Blocks that contain links.
+    link = f"[citation:G]({d1})"
+    add("heading", "a citation in an ATX heading", f"# Facts {link} #", [shared(link, "G")])
+    add(
+        "setext-heading",
+        "a citation in a setext heading",
+        f"Facts {link}\n===",
+        [shared(link, "G")],
+    )
+    add("list-item", "a citation in a list item", f"- one\n- two {link}", [shared(link, "G")])
+    add("block-quote", "a citation in a block quote", f"> quoted {link}", [shared(link, "G")])
+    add(
+        "block-quote-lazy",
+        "a lazy block-quote continuation",
+        f"> quoted\n{link}",
+        [shared(link, "G")],
+    )
+    link2 = f"[citation:*Deer* **guide**]({d1})"
+    add("emphasis-in-label", "emphasis inside a label", link2, [shared(link2, "*Deer* **guide**")])
+    link3 = f"*[citation:G]({d1})*"
+    add("emphasis-around", "emphasis around a citation", link3, [shared(link3[1:-1], "G")])
+    add(
+        "label-prefix-case",
+        "`Citation:` is not the citation prefix: a web link is ordinary",
+        "[Citation:Web](https://deer.example/)",
+        [],
+    )
+    link = f"[citation: Spaced]({d1})"
+    add(
+        "label-prefix-space",
+        "the label after `citation:` keeps its leading space",
+        link,
+        [shared(link, " Spaced")],
+    )
+    link = f"[citation:A &amp; B]({d1})"
+    add(
+        "entity-in-label",
+        "an entity in the label stays as written in raw_label and label",
+        link,
+        [shared(link, "A &amp; B")],
+    )
+    md = f"[citation:A]({d1})[citation:B]({d2})"
+    add(
+        "adjacent-links",
+        "adjacent links",
+        md,
+        [shared(f"[citation:A]({d1})", "A"), shared(f"[citation:B]({d2})", "B", h=h2)],
+    )
+    md = f"[[citation:A]({d1})]"
+    add(
+        "link-in-brackets",
+        "literal brackets around a link",
+        md,
+        [shared(f"[citation:A]({d1})", "A")],
+    )
+    add("bang-before-escaped", "`!\\[` is not an image opener", f"!\\[citation:A]({d1})", [])
+
+    # Streaming: an unterminated link at the end of a message is not a citation yet.
+    add(
+        "stream-pointy-unclosed",
+        "a stream cut inside a <…> destination",
+        f"Fact [citation:Guide](<{d1}",
+        [],
+    )
+    add(
+        "stream-title-unclosed",
+        "a stream cut inside a title",
+        f'Fact [citation:Guide]({d1} "The gu',
+        [],
+    )
+    add("stream-before-paren", "a stream cut right after the label", "Fact [citation:Guide]", [])
+
+    # Relabeling reference-style and titled links; the definition stays (it renders nothing).
+    md = f"A [citation:Guide][1] B\n\n[1]: {d1}"
+    add(
+        "relabel-reference",
+        "a reference-style orphan becomes its label",
+        md,
+        [shared("[citation:Guide][1]", "Guide", "citation:Guide")],
+        keep_ids=[],
+        relabeled=f"A Guide B\n\n[1]: {d1}",
+    )
+    md = f'A [citation:Guide]({d1} "t") B'
+    add(
+        "relabel-title",
+        "a titled orphan is replaced whole",
+        md,
+        [shared(f'[citation:Guide]({d1} "t")', "Guide")],
+        keep_ids=[],
+        relabeled="A Guide B",
+    )
+    md = f"`{s1}` {s1}"
+    add(
+        "relabel-skips-code",
+        "relabeling leaves code spans alone",
+        md,
+        [shared(s1, "Guide", occ=1)],
+        keep_ids=[],
+        relabeled=f"`{s1}` Guide",
+    )
+    deep = "[" * 6 + "a" + f"]({d1})" * 6
+    escaped = "\\[" + "a" + f"\\]({d1})"
+    add(
+        "relabel-deep-nesting",
+        "nesting deeper than the plain passes: the last pass escapes the block's brackets",
+        deep,
+        [shared("[a" + f"]({d1})", "a")],
+        keep_ids=[],
+        relabeled=escaped,
+    )
 
 
 def main() -> None:

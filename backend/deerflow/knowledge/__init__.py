@@ -6,8 +6,6 @@ The public API is re-exported here; see README.md and contracts/README.md.
 from deerflow.knowledge.budget import prune_evidence
 from deerflow.knowledge.citations import (
     CITATION_LABEL_PREFIX,
-    MAX_DESTINATION_CHARS,
-    MAX_LABEL_CHARS,
     Citation,
     CitationKind,
     find_citations,
@@ -72,9 +70,7 @@ __all__ = [
     "ENVELOPE_VERSION",
     "KNOWLEDGE_SOURCES_KEY",
     "MAX_DATASET_NAME_CHARS",
-    "MAX_DESTINATION_CHARS",
     "MAX_EXCERPT_CHARS",
-    "MAX_LABEL_CHARS",
     "MAX_PAGE",
     "MAX_SOURCES",
     "MAX_TITLE_CHARS",

@@ -16,7 +16,6 @@ Everything here is pure: plain values in, plain values out.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -28,6 +27,7 @@ from deerflow.knowledge.envelope import (
     read_envelope,
     text_parts,
 )
+from deerflow.knowledge.handles import HANDLE_TOKEN_PATTERN as _HANDLE_TOKEN_RE
 from deerflow.knowledge.native import prune_native_snapshot
 
 __all__ = [
@@ -44,9 +44,6 @@ __all__ = [
 DEFAULT_HEAD_SHARE: Final = 0.75
 #: Below this many characters of kept text, an omission marker is not worth its own length.
 MIN_CUT_CHARS: Final = 16
-
-# Handle-like tokens, complete or not: a cut must not leave the front half of one.
-_HANDLE_TOKEN_RE = re.compile(r"#(?:user-content-)?knowledge-(?:source-)?[0-9a-f]*(?:-[0-9]*)?")
 
 
 def omission_marker(omitted: int) -> str:

@@ -1,26 +1,29 @@
-"""The citation link grammar (contracts/README.md §4): find citations, relabel orphans.
+"""Citations are the CommonMark links a renderer shows (contracts/README.md §4).
 
-A deliberate subset of CommonMark that agrees with it on everything a model emits: fenced code
-blocks, code spans, backslash escapes, images, and the bracket-matching rule that links do not
-nest. It runs in one left-to-right pass with a bracket stack (like CommonMark's delimiter stack),
-so hostile input cannot make it quadratic. The TypeScript twin in ``frontend/src/citations.ts``
-implements the same steps; ``contracts/vectors/citations.json`` pins both.
+A citation is a CommonMark 0.31.2 link — inline or reference-style, its destination decoded as
+CommonMark decodes it — whose destination the handle table (``handles.classify_destination``)
+names. Whether something is a link is decided by a real CommonMark parser, pulldown-cmark (through
+``pyromark``), which passes the whole spec, runs in linear time and reports each event's source
+range: code spans, code blocks, HTML, autolinks and images are never mistaken for citations, and
+relabeling can cut exactly the characters a link occupies. The TypeScript side finds citations
+on the tree its renderer (micromark) parses; ``contracts/vectors/citations.json`` and the spec
+examples pin both to CommonMark.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from deerflow.knowledge.contract import CONTROL_CHARACTERS, WHITE_SPACE
+import pyromark
+
+from deerflow.knowledge.handles import classify_destination
 
 __all__ = [
     "CITATION_LABEL_PREFIX",
-    "MAX_DESTINATION_CHARS",
-    "MAX_LABEL_CHARS",
+    "MAX_PLAIN_RELABEL_PASSES",
     "Citation",
     "CitationKind",
     "find_citations",
@@ -28,23 +31,21 @@ __all__ = [
     "relabel_orphans",
 ]
 
-MAX_LABEL_CHARS: Final = 2_048
-MAX_DESTINATION_CHARS: Final = 2_048
 CITATION_LABEL_PREFIX: Final = "citation:"
+#: Relabeling passes that replace a link by its label exactly as written. Each pass can form a
+#: new link (an outer link whose label no longer holds one); only nesting deeper than this —
+#: hostile input — reaches the final pass, which also escapes the brackets that could form one.
+MAX_PLAIN_RELABEL_PASSES: Final = 4
 
 CitationKind = Literal["shared", "native", "web", "malformed"]
 _SHARED_ONLY: Final[tuple[CitationKind, ...]] = ("shared",)
 
-_SHARED_RE = re.compile(r"#(?:user-content-)?knowledge-source-([0-9a-f]{32})")
-_NATIVE_RE = re.compile(r"#(?:user-content-)?knowledge-([0-9a-f]{32}-[1-9][0-9]{0,2})")
-_SHARED_PREFIXES: Final = ("#knowledge-source-", "#user-content-knowledge-source-")
-_WEB_PREFIXES: Final = ("http://", "https://")
-_ASCII_PUNCTUATION: Final = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_DESTINATION_STOP: Final = WHITE_SPACE | CONTROL_CHARACTERS | frozenset("()<>")
-_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
-_FENCE_OPEN_RE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)", re.DOTALL)
-_BACKTICKS_RE = re.compile(r"`+")
+# Plain CommonMark: no extension is on in the renderer (KnowledgeMarkdown has no remark-gfm).
+_PARSER: Final = pyromark.Markdown()
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 _UNESCAPE_RE = re.compile(r"\\([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
+_LEAF_BLOCKS: Final = frozenset({"Paragraph", "Heading", "TableCell"})
+_AUTOLINKS: Final = frozenset({"Autolink", "Email"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,31 +54,22 @@ class Citation:
     label: str
     """The label without ``citation:`` and with backslash escapes resolved (display text)."""
     raw_label: str
-    """The label exactly as written between the brackets."""
+    """The link text exactly as written between its brackets."""
     href: str
+    """The destination as CommonMark decodes it (escapes and entities resolved, no ``<…>``)."""
     source_id: str | None
     reason: str | None
     start: int
     """Code-point offset of the opening bracket."""
     end: int
-    """Code-point offset just past the closing parenthesis."""
+    """Code-point offset just past the link (``)``, or the reference's ``]``)."""
 
 
-def find_citations(
-    markdown: str,
-    *,
-    max_label_chars: int = MAX_LABEL_CHARS,
-    max_destination_chars: int = MAX_DESTINATION_CHARS,
-) -> list[Citation]:
-    """Every citation-like link in ``markdown``, in document order."""
+def find_citations(markdown: str) -> list[Citation]:
+    """Every citation in ``markdown``, in document order."""
     if not isinstance(markdown, str):
         return []
-    code = _code_mask(markdown)
-    return [
-        citation
-        for start, label_end, end in _links(markdown, code, max_label_chars, max_destination_chars)
-        if (citation := _classify(markdown, start, label_end, end)) is not None
-    ]
+    return [link.citation for link in _scan(markdown).links]
 
 
 def relabel_orphans(markdown: str, keep_ids: Iterable[str]) -> str:
@@ -95,195 +87,238 @@ def relabel_citations(
     """``markdown`` with each citation of ``kinds`` whose source id satisfies ``should_relabel``
     replaced by its label as written (without ``citation:``); everything else byte-identical.
 
-    Relabeling can form a new link (a label ``[x]`` meeting a following ``(#…)``, or an outer link
-    whose label no longer holds one), so it repeats until no matching citation is left; each pass
-    removes a destination, so this ends. The same string object comes back when nothing matched.
+    Replacing a link by its label can form a new one (an outer link whose label no longer holds
+    a link, or a label ``[x]`` meeting a following ``(#…)``), so passes repeat until none is
+    left. After ``MAX_PLAIN_RELABEL_PASSES`` a pass also backslash-escapes every literal bracket
+    of the blocks it changes — they render the same, but can no longer form a link — so the
+    fixpoint takes a bounded number of linear passes whatever the nesting. The same string
+    object comes back when nothing matched.
     """
     text = markdown
+    passes = 0
     while True:
-        relabeled = _relabel_once(text, should_relabel, kinds)
+        passes += 1
+        relabeled = _relabel_once(
+            text, should_relabel, kinds, escape=passes > MAX_PLAIN_RELABEL_PASSES
+        )
         if relabeled is text:
             return text
         text = relabeled
 
 
+# ---------------------------------------------------------------------------------------- scan
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    citation: Citation
+    label_start: int
+    label_end: int
+    block: int
+    brackets: tuple[int, ...]
+    """Code-point offsets of the literal, unescaped brackets in the link's label."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    links: list[_Link]
+    brackets: dict[int, list[int]]
+    """Per leaf block: offsets of the literal, unescaped brackets outside every link."""
+
+
+class _Offsets:
+    """UTF-8 byte offsets (what pulldown-cmark reports) to code-point offsets, for offsets that
+    never decrease: each conversion decodes only the bytes since the previous one."""
+
+    __slots__ = ("_byte", "_char", "_data")
+
+    def __init__(self, text: str) -> None:
+        self._data: bytes | None = None if text.isascii() else text.encode()
+        self._byte = 0
+        self._char = 0
+
+    def __call__(self, offset: int) -> int:
+        if self._data is None:
+            return offset
+        if offset < self._byte:  # not reached by the callers' order; stays correct if it were
+            self._byte = self._char = 0
+        self._char += len(self._data[self._byte : offset].decode())
+        self._byte = offset
+        return self._char
+
+
+def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
+    """The citations of ``markdown`` with their labels' extents; with ``brackets``, also the
+    literal brackets of every leaf block (for the escaping relabel pass)."""
+    # pulldown-cmark takes UTF-8, which has no lone surrogates; U+FFFD is one code point too, so
+    # offsets are unchanged, and it is never part of a handle.
+    text = _SURROGATE_RE.sub("\ufffd", markdown)
+    data = text.encode()
+    # Every conversion below is at an offset no smaller than the one before (events come in
+    # document order, links do not nest), so converting costs one decode of the text in all.
+    to_char = _Offsets(text)
+    links: list[_Link] = []
+    outside: dict[int, list[int]] = {}
+    block = -1
+    image_depth = 0
+    # The link being read: its event and byte range, the furthest byte end of the events inside
+    # it, and the literal brackets of its label (byte offsets).
+    current: tuple[dict[str, Any], int, int] | None = None
+    inner_end = 0
+    inner_brackets: list[int] = []
+    covered = 0  # byte end of the previous event, to tell an escape's backslash
+    for event, span in _PARSER.events_with_range(text):
+        start, end = span["start"], span["end"]
+        literal: str | None = None
+        if type(event) is dict:
+            if (opened := event.get("Start")) is not None:
+                if type(opened) is dict:
+                    link = opened.get("Link")
+                    if link is not None and current is None and image_depth == 0:
+                        if link["link_type"] not in _AUTOLINKS:
+                            current, inner_end, inner_brackets = (link, start, end), start + 1, []
+                            covered = start
+                            continue
+                    elif "Image" in opened:
+                        image_depth += 1
+                    elif "Heading" in opened or "TableCell" in opened:
+                        block += 1
+                elif opened in _LEAF_BLOCKS:
+                    block += 1
+                if current is not None:
+                    inner_end = max(inner_end, end)
+                covered = start
+                continue
+            if (closed := event.get("End")) is not None:
+                if closed == "Link" and current is not None and image_depth == 0:
+                    links.extend(
+                        _finish(markdown, data, to_char, current, inner_end, inner_brackets, block)
+                    )
+                    current = None
+                else:
+                    if closed == "Image":
+                        image_depth -= 1
+                    if current is not None:
+                        inner_end = max(inner_end, end)
+                covered = end
+                continue
+            value = event.get("Text")
+            literal = value if type(value) is str else None
+        if current is not None:
+            inner_end = max(inner_end, end)
+        if brackets and literal is not None and image_depth == 0:
+            found = _literal_brackets(data, start, end, literal, escaped=covered < start)
+            if current is not None:
+                inner_brackets.extend(found)
+            elif found:
+                outside.setdefault(block, []).extend(to_char(offset) for offset in found)
+        covered = end
+    return _Scan(links, outside)
+
+
+def _literal_brackets(
+    data: bytes, start: int, end: int, literal: str, *, escaped: bool
+) -> list[int]:
+    """Byte offsets of the brackets in a text event that are written literally in the source."""
+    if "[" not in literal and "]" not in literal:
+        return []
+    if data[start:end] != literal.encode():
+        return []  # an entity or similar: no bracket is written literally
+    first = start
+    if escaped and data[start - 1 : start] == b"\\":
+        first = start + 1  # a backslash escape: the event starts at the escaped character
+    return [i for i in range(first, end) if data[i] in b"[]"]
+
+
+def _finish(
+    markdown: str,
+    data: bytes,
+    to_char: _Offsets,
+    current: tuple[dict[str, Any], int, int],
+    inner_end: int,
+    inner_brackets: list[int],
+    block: int,
+) -> Iterator[_Link]:
+    link, start, end = current
+    # The label closes at the first `]` after the last event inside it: nothing between the two
+    # is label text (only trimmed white space or an escape's backslash).
+    label_end = data.find(b"]", inner_end)
+    if link["link_type"] == "Collapsed" and data[end : end + 2] == b"[]":
+        end += 2  # pulldown-cmark's range stops before a collapsed reference's `[]`
+    if not start < label_end < end:
+        return
+    char_start = to_char(start)
+    brackets = tuple(to_char(offset) for offset in inner_brackets)
+    char_label_end = to_char(label_end)
+    char_end = to_char(end)
+    raw_label = markdown[char_start + 1 : char_label_end]
+    href: str = link["dest_url"]
+    kind, source_id, reason = classify_destination(
+        href, citation_label=raw_label.startswith(CITATION_LABEL_PREFIX)
+    )
+    if kind == "other":
+        return
+    label = _UNESCAPE_RE.sub(r"\1", _strip_prefix(raw_label))
+    citation = Citation(kind, label, raw_label, href, source_id, reason, char_start, char_end)
+    yield _Link(citation, char_start + 1, char_label_end, block, brackets)
+
+
+# ------------------------------------------------------------------------------------- relabel
+
+
 def _relabel_once(
-    markdown: str, should_relabel: Callable[[str], bool], kinds: Collection[CitationKind]
+    markdown: str,
+    should_relabel: Callable[[str], bool],
+    kinds: Collection[CitationKind],
+    *,
+    escape: bool,
 ) -> str:
-    pieces: list[str] = []
-    cursor = 0
-    for citation in find_citations(markdown):
-        if citation.kind not in kinds or citation.source_id is None:
-            continue
-        if not should_relabel(citation.source_id):
-            continue
-        pieces.append(markdown[cursor : citation.start])
-        pieces.append(_strip_prefix(citation.raw_label))
-        cursor = citation.end
-    if not pieces:
+    scan = _scan(markdown, brackets=escape)
+    chosen = [
+        link
+        for link in scan.links
+        if link.citation.kind in kinds
+        and link.citation.source_id is not None
+        and should_relabel(link.citation.source_id)
+    ]
+    if not chosen:
         return markdown
-    pieces.append(markdown[cursor:])
-    return "".join(pieces)
+    # Edits: (offset, end, replacement), in order. A relabeled link becomes its label; in an
+    # escaping pass every literal bracket of a changed block gains a backslash.
+    edits: list[tuple[int, int, str]] = []
+    if escape:
+        blocks = {link.block for link in chosen}
+        for block in blocks:
+            edits.extend((offset, offset, "\\") for offset in scan.brackets.get(block, ()))
+    for link in chosen:
+        label_start = link.label_start
+        if markdown.startswith(CITATION_LABEL_PREFIX, label_start):
+            label_start += len(CITATION_LABEL_PREFIX)
+        if not escape:
+            edits.append(
+                (link.citation.start, link.citation.end, markdown[label_start : link.label_end])
+            )
+            continue
+        pieces: list[str] = []
+        cursor = label_start
+        for offset in link.brackets:
+            if offset < label_start:
+                continue
+            pieces.append(markdown[cursor:offset])
+            pieces.append("\\")
+            cursor = offset
+        pieces.append(markdown[cursor : link.label_end])
+        edits.append((link.citation.start, link.citation.end, "".join(pieces)))
+    edits.sort(key=lambda edit: (edit[0], edit[1]))
+    out: list[str] = []
+    cursor = 0
+    for offset, end, replacement in edits:
+        out.append(markdown[cursor:offset])
+        out.append(replacement)
+        cursor = end
+    out.append(markdown[cursor:])
+    return "".join(out)
 
 
 def _strip_prefix(label: str) -> str:
     return label[len(CITATION_LABEL_PREFIX) :] if label.startswith(CITATION_LABEL_PREFIX) else label
-
-
-def _classify(markdown: str, start: int, label_end: int, end: int) -> Citation | None:
-    raw_label = markdown[start + 1 : label_end]
-    href = markdown[label_end + 2 : end - 1]
-    label = _UNESCAPE_RE.sub(r"\1", _strip_prefix(raw_label))
-    is_citation_label = raw_label.startswith(CITATION_LABEL_PREFIX)
-
-    def make(kind: CitationKind, source_id: str | None, reason: str | None) -> Citation:
-        return Citation(kind, label, raw_label, href, source_id, reason, start, end)
-
-    if match := _SHARED_RE.fullmatch(href):
-        return make("shared", match.group(1), None)
-    if href.startswith(_SHARED_PREFIXES):
-        return make("malformed", None, "bad_source_id")
-    if match := _NATIVE_RE.fullmatch(href):
-        return make("native", match.group(1), None)
-    if not is_citation_label:
-        return None
-    if href.startswith(_WEB_PREFIXES):
-        return make("web", None, None)
-    return make("malformed", None, "unsupported_destination")
-
-
-def _code_mask(text: str) -> bytearray:
-    """1 for every code point inside a fenced block (2 marks the fence lines) or a code span."""
-    mask = bytearray(len(text))
-    segment_start = 0
-    fence: tuple[str, int] | None = None
-    for line in _LINE_RE.finditer(text):
-        line_start, line_end = line.span()
-        if line_start == line_end:
-            break
-        body = line.group().rstrip("\r\n")
-        if fence is None:
-            opened = _FENCE_OPEN_RE.fullmatch(body)
-            if opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
-                _mark_code_spans(text, segment_start, line_start, mask)
-                fence = (opened.group(1)[0], len(opened.group(1)))
-                mask[line_start:line_end] = b"\x02" * (line_end - line_start)
-            continue
-        mask[line_start:line_end] = b"\x02" * (line_end - line_start)
-        char, length = fence
-        stripped = body.lstrip(" ")
-        run = len(stripped) - len(stripped.lstrip(char))
-        if len(body) - len(stripped) <= 3 and run >= length and stripped[run:].strip(" \t") == "":
-            fence = None
-            segment_start = line_end
-    if fence is None:
-        _mark_code_spans(text, segment_start, len(text), mask)
-    return mask
-
-
-def _mark_code_spans(text: str, start: int, end: int, mask: bytearray) -> None:
-    runs: dict[int, list[int]] = {}
-    for match in _BACKTICKS_RE.finditer(text, start, end):
-        runs.setdefault(match.end() - match.start(), []).append(match.start())
-    if not runs:
-        return
-    i = start
-    while i < end:
-        char = text[i]
-        if char == "\\" and i + 1 < end and text[i + 1] in _ASCII_PUNCTUATION:
-            i += 2
-            continue
-        if char != "`":
-            i += 1
-            continue
-        j = i
-        while j < end and text[j] == "`":
-            j += 1
-        length = j - i
-        starts = runs.get(length, [])
-        k = bisect.bisect_left(starts, j)
-        if k < len(starts):
-            close_end = starts[k] + length
-            mask[i:close_end] = b"\x01" * (close_end - i)
-            i = close_end
-        else:
-            i = j
-
-
-def _links(
-    text: str, code: bytearray, max_label_chars: int, max_destination_chars: int
-) -> list[tuple[int, int, int]]:
-    """(start, label_end, end) of every inline link, images and their contents excluded."""
-    openers: list[tuple[int, bool, bool]] = []  # (position, is_image, active)
-    links: list[tuple[int, int, int]] = []
-    images: list[tuple[int, int]] = []
-    n = len(text)
-    i = 0
-    while i < n:
-        if code[i]:
-            if code[i] == 2:
-                openers.clear()
-            i += 1
-            continue
-        char = text[i]
-        if char == "\\" and i + 1 < n and text[i + 1] in _ASCII_PUNCTUATION and not code[i + 1]:
-            i += 2
-            continue
-        if char in "\r\n" and _blank_line_follows(text, i + 1):
-            openers.clear()
-        elif char == "[":
-            is_image = (
-                i > 0 and text[i - 1] == "!" and not code[i - 1] and not _escaped(text, i - 1)
-            )
-            openers.append((i, is_image, True))
-        elif char == "]" and openers:
-            start, is_image, active = openers.pop()
-            end = _destination_end(text, code, i, max_destination_chars)
-            if active and end is not None and i - start - 1 <= max_label_chars:
-                if is_image:
-                    images.append((start - 1, end))
-                else:
-                    links.append((start, i, end))
-                    openers[:] = [(p, img, a and img) for p, img, a in openers]
-                i = end
-                continue
-        i += 1
-    if images:
-        links = [link for link in links if not any(a <= link[0] < b for a, b in images)]
-    links.sort()
-    return links
-
-
-def _escaped(text: str, i: int) -> bool:
-    backslashes = 0
-    while i - backslashes - 1 >= 0 and text[i - backslashes - 1] == "\\":
-        backslashes += 1
-    return backslashes % 2 == 1
-
-
-def _blank_line_follows(text: str, i: int) -> bool:
-    n = len(text)
-    while i < n and text[i] in " \t":
-        i += 1
-    if i < n and text[i] == "\n" and text[i - 1] == "\r":
-        return False  # the \n of a \r\n pair: the line break was seen at the \r
-    return i < n and text[i] in "\r\n"
-
-
-def _destination_end(text: str, code: bytearray, close: int, limit: int) -> int | None:
-    """Offset just past ``)`` when ``](destination)`` follows ``close``, else None."""
-    n = len(text)
-    if close + 1 >= n or text[close + 1] != "(" or code[close + 1]:
-        return None
-    j = close + 2
-    stop = min(n, j + limit + 1)
-    while j < stop:
-        char = text[j]
-        if code[j]:
-            return None
-        if char == ")":
-            return j + 1 if j > close + 2 else None
-        if char in _DESTINATION_STOP:
-            return None
-        j += 1
-    return None

@@ -7,7 +7,6 @@ content, the handle and the excerpt from the message's own text — and never ra
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
@@ -18,6 +17,8 @@ from deerflow.knowledge.contract import (
     KnowledgeSource,
     normalized_record,
 )
+from deerflow.knowledge.handles import SHARED_HANDLE_PATTERN as _HANDLE_RE
+from deerflow.knowledge.handles import SHARED_HANDLE_PREFIX as SOURCE_HANDLE_PREFIX
 from deerflow.knowledge.ids import verified_record_id
 
 __all__ = [
@@ -43,7 +44,6 @@ KNOWLEDGE_SOURCES_KEY: Final = "knowledge_sources"
 VERSION_KEY: Final = "knowledge_sources_version"
 RETRIEVAL_SOURCES_KEY: Final = "retrieval_sources"
 RESERVED_KEYS: Final = frozenset({KNOWLEDGE_SOURCES_KEY, VERSION_KEY, RETRIEVAL_SOURCES_KEY})
-SOURCE_HANDLE_PREFIX: Final = "#knowledge-source-"
 
 RejectionReason = Literal[
     "bad_field", "id_mismatch", "duplicate", "handle_missing", "excerpt_missing"
@@ -58,7 +58,6 @@ REJECTION_REASONS: Final = (
 )
 ENVELOPE_ERRORS: Final = ("not_an_array", "bad_version", "too_many_records")
 
-_HANDLE_RE = re.compile(r"#knowledge-source-([0-9a-f]{32})")
 # How far after its handle an excerpt is looked for before the whole text is searched: writers put
 # the excerpt right after the handle's line, so the common case never scans the full content.
 _EXCERPT_WINDOW: Final = 4_096

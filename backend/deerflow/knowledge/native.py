@@ -27,6 +27,8 @@ from typing import Any, Final, Literal
 
 from deerflow.knowledge.contract import is_valid_page
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
+from deerflow.knowledge.handles import NATIVE_HANDLE_PREFIX, NATIVE_ID_PATTERN
+from deerflow.knowledge.handles import NATIVE_LINK_PATTERN as _LINK_RE
 
 __all__ = [
     "MAX_NATIVE_LOCATOR_CHARS",
@@ -63,7 +65,6 @@ NATIVE_PROVIDER: Final = "ragflow"
 #: Tool messages whose native snapshots are evidence (DeerFlow's allowlist; nested ``task``
 #: delegations forward their children's records).
 NATIVE_TOOL_NAMES: Final = frozenset({"knowledge_search", "task"})
-NATIVE_HANDLE_PREFIX: Final = "#knowledge-"
 MAX_NATIVE_SOURCES: Final = 100
 MAX_NATIVE_ORDINAL: Final = 999
 MAX_NATIVE_LOCATOR_CHARS: Final = 256
@@ -73,7 +74,6 @@ MAX_NATIVE_PAGES: Final = 100
 #: DeerFlow's cap on the excerpt characters a ``task`` forwards (a writer bound, not a reader one).
 MAX_NATIVE_TOTAL_TEXT_CHARS: Final = 1_000_000
 
-NATIVE_ID_PATTERN: Final = re.compile(r"[a-f0-9]{32}-[1-9][0-9]{0,2}")
 NATIVE_RECORD_FIELDS: Final = (
     "id",
     "provider",
@@ -92,9 +92,6 @@ NativeError = Literal["tool_not_allowed", "bad_version", "not_an_array", "too_ma
 NATIVE_REJECTION_REASONS: Final = ("bad_field", "duplicate", "handle_missing")
 NATIVE_ERRORS: Final = ("tool_not_allowed", "bad_version", "not_an_array", "too_many_records")
 
-# A cited destination: `](#knowledge-<id>)` or its sanitized `user-content-` form. The closing
-# parenthesis makes the match exact: `...-1` is not found inside `...-12`.
-_LINK_RE = re.compile(r"\]\(#(?:user-content-)?knowledge-([a-f0-9]{32}-[1-9][0-9]{0,2})\)")
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 _CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
