@@ -19,6 +19,7 @@
 import { fromMarkdown } from "mdast-util-from-markdown";
 import type { Nodes, Parents, Root } from "mdast";
 import type { Code, Construct, Extension, State, TokenizeContext } from "micromark-util-types";
+import type { VFile } from "vfile";
 
 import { CodePointCounter } from "./text.js";
 
@@ -36,10 +37,10 @@ export const MAX_PLAIN_RELABEL_PASSES = 4;
 // ---------------------------------------------------------------------------------------------
 // The handle grammar: defined here once for the package (§3 handles, §4 table, §7 native links).
 
-/** The 32-hex shared source id. */
-export const SHARED_ID_PATTERN = "[0-9a-f]{32}";
-/** The native RAGFlow id `<32 hex>-<n>`, n = 1–999 without a leading zero. */
-export const NATIVE_ID_PATTERN = "[0-9a-f]{32}-[1-9][0-9]{0,2}";
+/** The 32-hex shared source id (a regular-expression body, unanchored). */
+export const SHARED_ID_SYNTAX = "[0-9a-f]{32}";
+/** The native RAGFlow id `<32 hex>-<n>`, n = 1–999 without a leading zero (unanchored). */
+export const NATIVE_ID_SYNTAX = "[0-9a-f]{32}-[1-9][0-9]{0,2}";
 /** The handle of a shared record: `#knowledge-source-<id>`. */
 export const SHARED_HANDLE_PREFIX = "#knowledge-source-";
 /** The handle of a native record: `#knowledge-<id>`. */
@@ -47,8 +48,8 @@ export const NATIVE_HANDLE_PREFIX = "#knowledge-";
 /** The prefix rehype-sanitize's clobbering adds to ids; the table accepts it on destinations. */
 export const CLOBBER_PREFIX = "user-content-";
 
-const SHARED_RE = new RegExp(`^#(?:${CLOBBER_PREFIX})?knowledge-source-(${SHARED_ID_PATTERN})$`);
-const NATIVE_RE = new RegExp(`^#(?:${CLOBBER_PREFIX})?knowledge-(${NATIVE_ID_PATTERN})$`);
+const SHARED_RE = new RegExp(`^#(?:${CLOBBER_PREFIX})?knowledge-source-(${SHARED_ID_SYNTAX})$`);
+const NATIVE_RE = new RegExp(`^#(?:${CLOBBER_PREFIX})?knowledge-(${NATIVE_ID_SYNTAX})$`);
 const SHARED_PREFIXES = [SHARED_HANDLE_PREFIX, `#${CLOBBER_PREFIX}knowledge-source-`] as const;
 const WEB_PREFIXES = ["http://", "https://"] as const;
 const UNESCAPE_RE = /\\([!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~])/g;
@@ -114,13 +115,16 @@ export function stripCitationPrefix(label: string): string {
  */
 export function literalMarkersExtension(markdown: string): Extension {
   const ranges = hostileBlocks(markdown);
-  if (ranges.length === 0) return {};
+  return ranges.length === 0 ? {} : literalMarkers(() => ranges);
+}
+
+function literalMarkers(ranges: () => readonly number[]): Extension {
   const construct: Construct = {
     name: "knowledgeLiteralMarker",
     tokenize(this: TokenizeContext, effects, ok, nok): State {
       const offset = this.now().offset;
       return (code: Code) => {
-        if (!inRanges(ranges, offset)) return nok(code);
+        if (!inRanges(ranges(), offset)) return nok(code);
         effects.enter("data");
         effects.consume(code);
         effects.exit("data");
@@ -128,8 +132,50 @@ export function literalMarkersExtension(markdown: string): Extension {
       };
     },
   };
-  // Before micromark's own constructs for these codes (extensions are tried first).
+  // Tried before micromark's own constructs for these codes (extension constructs come first).
   return { text: { 33: construct, 42: construct, 91: construct, 93: construct, 95: construct, 126: construct } };
+}
+
+/** What {@link remarkCitations} found on the final mdast (`file.data.knowledgeCitations`). */
+export interface TreeCitations {
+  /** In document order. */
+  readonly citations: readonly Citation[];
+  /** By the UTF-16 source offset of each citation's `[` (what a rendered node's position says). */
+  readonly byOffset: ReadonlyMap<number, Citation>;
+}
+
+declare module "vfile" {
+  interface DataMap {
+    knowledgeCitations: TreeCitations;
+  }
+}
+
+interface ParserHost {
+  parser?: ((document: string, file: VFile) => unknown) | undefined;
+  data(): { micromarkExtensions?: Extension[] };
+}
+
+/**
+ * A unified (remark) plugin for a renderer: use it after remark-parse and every other remark
+ * plugin. It adds the linearity guard to the parse and, as the last transformer, stores the
+ * citations of the final mdast on `file.data.knowledgeCitations`, so the renderer numbers and
+ * draws chips from the tree it renders.
+ */
+export function remarkCitations(this: unknown): (tree: Root, file: VFile) => void {
+  const host = this as ParserHost;
+  let ranges: readonly number[] = [];
+  const data = host.data();
+  data.micromarkExtensions = [...(data.micromarkExtensions ?? []), literalMarkers(() => ranges)];
+  const parse = host.parser;
+  if (parse !== undefined) {
+    host.parser = (document, file) => {
+      ranges = hostileBlocks(document);
+      return parse(document, file);
+    };
+  }
+  return (tree, file) => {
+    file.data.knowledgeCitations = citationsByOffset(tree, String(file.value));
+  };
 }
 
 /** The mdast of `markdown`, parsed as react-markdown parses it (plain CommonMark, no plugin). */
@@ -156,11 +202,8 @@ export function citationsInTree(tree: Root, markdown: string): Citation[] {
   });
 }
 
-/** UTF-16 offset of each citation's `[` in `tree` → the citation (what the renderer looks up). */
-export function citationsByOffset(
-  tree: Root,
-  markdown: string,
-): { readonly citations: readonly Citation[]; readonly byOffset: ReadonlyMap<number, Citation> } {
+/** The citations of `tree` (parsed from `markdown`), also keyed by their UTF-16 start offset. */
+export function citationsByOffset(tree: Root, markdown: string): TreeCitations {
   const links = scanTree(tree, markdown, false).links;
   const counter = new CodePointCounter(markdown);
   const byOffset = new Map<number, Citation>();

@@ -24,6 +24,7 @@ import {
   type RejectionReason,
   type SourceKey,
 } from "./contract.js";
+import { SHARED_HANDLE_PREFIX, SHARED_ID_SYNTAX } from "./citations.js";
 import { sourceId } from "./ids.js";
 
 export { RESERVED_KEYS } from "./contract.js";
@@ -174,7 +175,7 @@ class MessageText {
   private readonly handles = new Set<string>();
 
   constructor(private readonly parts: readonly string[]) {
-    const handle = /#knowledge-source-([0-9a-f]{32})/g;
+    const handle = new RegExp(`${SHARED_HANDLE_PREFIX}(${SHARED_ID_SYNTAX})`, "g");
     for (const part of parts) {
       for (const match of part.matchAll(handle)) {
         const id = match[1];
