@@ -113,8 +113,8 @@ export function stripCitationPrefix(label: string): string {
  * limits, `*`, `_`, `~`, `[`, `]` and `!` are plain text (so no emphasis, link or image forms
  * there). Pass it with the other micromark extensions when parsing `markdown` itself.
  */
-export function literalMarkersExtension(markdown: string): Extension {
-  const ranges = hostileBlocks(markdown);
+export function literalMarkersExtension(markdown: string, limits: MarkdownLimits = {}): Extension {
+  const ranges = hostileBlocks(markdown, limits);
   return ranges.length === 0 ? {} : literalMarkers(() => ranges);
 }
 
@@ -161,7 +161,10 @@ interface ParserHost {
  * citations of the final mdast on `file.data.knowledgeCitations`, so the renderer numbers and
  * draws chips from the tree it renders.
  */
-export function remarkCitations(this: unknown): (tree: Root, file: VFile) => void {
+export function remarkCitations(
+  this: unknown,
+  limits?: MarkdownLimits | null,
+): (tree: Root, file: VFile) => void {
   const host = this as ParserHost;
   let ranges: readonly number[] = [];
   const data = host.data();
@@ -169,7 +172,7 @@ export function remarkCitations(this: unknown): (tree: Root, file: VFile) => voi
   const parse = host.parser;
   if (parse !== undefined) {
     host.parser = (document, file) => {
-      ranges = hostileBlocks(document);
+      ranges = hostileBlocks(document, limits ?? {});
       return parse(document, file);
     };
   }
@@ -178,15 +181,21 @@ export function remarkCitations(this: unknown): (tree: Root, file: VFile) => voi
   };
 }
 
+/** The linearity guard's limits (defaults {@link MAX_INLINE_MARKERS}, {@link MAX_BRACKET_DEPTH}). */
+export interface MarkdownLimits {
+  readonly maxInlineMarkers?: number;
+  readonly maxBracketDepth?: number;
+}
+
 /** The mdast of `markdown`, parsed as react-markdown parses it (plain CommonMark, no plugin). */
-export function parseMarkdown(markdown: string): Root {
-  return fromMarkdown(markdown, { extensions: [literalMarkersExtension(markdown)] });
+export function parseMarkdown(markdown: string, limits: MarkdownLimits = {}): Root {
+  return fromMarkdown(markdown, { extensions: [literalMarkersExtension(markdown, limits)] });
 }
 
 /** Every citation in `markdown`, in document order (never throws on a string). */
-export function findCitations(markdown: string): Citation[] {
+export function findCitations(markdown: string, limits: MarkdownLimits = {}): Citation[] {
   if (typeof markdown !== "string") return [];
-  return citationsInTree(parseMarkdown(markdown), markdown);
+  return citationsInTree(parseMarkdown(markdown, limits), markdown);
 }
 
 /**
@@ -443,7 +452,9 @@ function isAsciiPunctuation(unit: number): boolean {
  * maximal run of non-blank lines: no paragraph (micromark's unit of inline parsing) crosses a
  * blank line, so every paragraph lies inside one block and the counts bound its markers.
  */
-function hostileBlocks(markdown: string): number[] {
+function hostileBlocks(markdown: string, limits: MarkdownLimits): number[] {
+  const maxMarkers = limits.maxInlineMarkers ?? MAX_INLINE_MARKERS;
+  const maxDepth = limits.maxBracketDepth ?? MAX_BRACKET_DEPTH;
   const ranges: number[] = [];
   const n = markdown.length;
   let blockStart = 0;
@@ -471,14 +482,14 @@ function hostileBlocks(markdown: string): number[] {
       } else if (unit === 0x5b) {
         markers += 1;
         depth += 1;
-        if (depth > MAX_BRACKET_DEPTH) hostile = true;
+        if (depth > maxDepth) hostile = true;
       } else if (unit === 0x5d) {
         markers += 1;
         if (depth > 0) depth -= 1;
       }
       previous = unit;
     }
-    if (markers > MAX_INLINE_MARKERS) hostile = true;
+    if (markers > maxMarkers) hostile = true;
     if (i < n) i += markdown.charCodeAt(i) === 0x0d && markdown.charCodeAt(i + 1) === 0x0a ? 2 : 1;
     if (blank) {
       if (hostile) ranges.push(blockStart, lineStart);

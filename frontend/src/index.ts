@@ -70,6 +70,7 @@ export type {
   CitationKind,
   CitationReason,
   DestinationClass,
+  MarkdownLimits,
   TreeCitations,
 } from "./citations.js";
 export {
