@@ -77,6 +77,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_accumulator
 	$(UV) run python -m benchmarks.bench_local
 	$(UV) run python -m benchmarks.bench_lightrag
+	$(UV) run python -m benchmarks.bench_citations
 	npm run bench
 
 vectors: python-deps

@@ -1671,6 +1671,47 @@ def commonmark_cases(add: Any, c: Any, h1: str, h2: str) -> None:
         relabeled=escaped,
     )
 
+    # The pass limit (MAX_PLAIN_RELABEL_PASSES = 4): at it, one past it, and what escaping does.
+    def nest(depth: int) -> str:
+        return "[" * depth + "a" + f"]({d1})" * depth
+
+    add(
+        "relabel-nesting-at-limit",
+        "links nested 4 deep: 4 plain passes reach the fixpoint",
+        nest(4),
+        [shared("[a" + f"]({d1})", "a")],
+        keep_ids=[],
+        relabeled="a",
+    )
+    add(
+        "relabel-nesting-past-limit",
+        "nested 5 deep: the fifth pass escapes, but no literal bracket is left to escape",
+        nest(5),
+        [shared("[a" + f"]({d1})", "a")],
+        keep_ids=[],
+        relabeled="a",
+    )
+    md = f"{nest(6)} [b] and [k]({d2})\n\nNext [c] paragraph"
+    add(
+        "relabel-escapes-only-the-changed-block",
+        "the escaping pass escapes literal brackets of the changed paragraph only, never a kept "
+        "link's or another paragraph's",
+        md,
+        [shared("[a" + f"]({d1})", "a"), shared(f"[k]({d2})", "k", h=h2)],
+        keep_ids=[h2],
+        relabeled=f"\\[a\\]({d1}) \\[b\\] and [k]({d2})\n\nNext [c] paragraph",
+    )
+
+    md = f"{nest(6)} <https://deer.example/[x]> [ref] ![i [c]](j)\n\n[ref]: /u"
+    add(
+        "relabel-escaping-spares-links-images-autolinks",
+        "the escaping pass leaves the brackets of autolinks, other links and images alone",
+        md,
+        [shared("[a" + f"]({d1})", "a")],
+        keep_ids=[],
+        relabeled=f"\\[a\\]({d1}) <https://deer.example/[x]> [ref] ![i [c]](j)\n\n[ref]: /u",
+    )
+
 
 def main() -> None:
     VECTORS.mkdir(parents=True, exist_ok=True)

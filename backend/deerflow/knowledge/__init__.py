@@ -6,6 +6,7 @@ The public API is re-exported here; see README.md and contracts/README.md.
 from deerflow.knowledge.budget import prune_evidence
 from deerflow.knowledge.citations import (
     CITATION_LABEL_PREFIX,
+    MAX_PLAIN_RELABEL_PASSES,
     Citation,
     CitationKind,
     find_citations,
@@ -72,6 +73,7 @@ __all__ = [
     "MAX_DATASET_NAME_CHARS",
     "MAX_EXCERPT_CHARS",
     "MAX_PAGE",
+    "MAX_PLAIN_RELABEL_PASSES",
     "MAX_SOURCES",
     "MAX_TITLE_CHARS",
     "MAX_URL_CHARS",

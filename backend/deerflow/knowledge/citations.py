@@ -3,8 +3,8 @@
 A citation is a CommonMark 0.31.2 link — inline or reference-style, its destination decoded as
 CommonMark decodes it — whose destination the handle table (``handles.classify_destination``)
 names. Whether something is a link is decided by a real CommonMark parser, pulldown-cmark (through
-``pyromark``), which passes the whole spec, runs in linear time and reports each event's source
-range: code spans, code blocks, HTML, autolinks and images are never mistaken for citations, and
+``pyromark``), which parses every spec example as the spec does (tests/test_citations.py), runs
+in linear time and reports each event's source range: code spans, code blocks, HTML, autolinks and images are never mistaken for citations, and
 relabeling can cut exactly the characters a link occupies. The TypeScript side finds citations
 on the tree its renderer (micromark) parses; ``contracts/vectors/citations.json`` and the spec
 examples pin both to CommonMark.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import pyromark
 
@@ -44,7 +44,10 @@ _SHARED_ONLY: Final[tuple[CitationKind, ...]] = ("shared",)
 _PARSER: Final = pyromark.Markdown()
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 _UNESCAPE_RE = re.compile(r"\\([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
-_LEAF_BLOCKS: Final = frozenset({"Paragraph", "Heading", "TableCell"})
+# Inline elements; every other start or end event is a block boundary.
+_INLINE: Final = frozenset(
+    {"Emphasis", "Strong", "Strikethrough", "Superscript", "Subscript", "Link", "Image"}
+)
 _AUTOLINKS: Final = frozenset({"Autolink", "Email"})
 
 
@@ -72,10 +75,20 @@ def find_citations(markdown: str) -> list[Citation]:
     return [link.citation for link in _scan(markdown).links]
 
 
-def relabel_orphans(markdown: str, keep_ids: Iterable[str]) -> str:
+def relabel_orphans(
+    markdown: str,
+    keep_ids: Iterable[str],
+    *,
+    max_plain_passes: int = MAX_PLAIN_RELABEL_PASSES,
+) -> str:
     """Replace each shared citation whose id is not kept by its label, leaving the rest intact."""
     keep = frozenset(keep_ids)
-    return relabel_citations(markdown, lambda source_id: source_id not in keep, kinds=_SHARED_ONLY)
+    return relabel_citations(
+        markdown,
+        lambda source_id: source_id not in keep,
+        kinds=_SHARED_ONLY,
+        max_plain_passes=max_plain_passes,
+    )
 
 
 def relabel_citations(
@@ -83,24 +96,27 @@ def relabel_citations(
     should_relabel: Callable[[str], bool],
     *,
     kinds: Collection[CitationKind] = ("shared", "native"),
+    max_plain_passes: int = MAX_PLAIN_RELABEL_PASSES,
 ) -> str:
     """``markdown`` with each citation of ``kinds`` whose source id satisfies ``should_relabel``
     replaced by its label as written (without ``citation:``); everything else byte-identical.
 
     Replacing a link by its label can form a new one (an outer link whose label no longer holds
     a link, or a label ``[x]`` meeting a following ``(#…)``), so passes repeat until none is
-    left. After ``MAX_PLAIN_RELABEL_PASSES`` a pass also backslash-escapes every literal bracket
+    left. After ``max_plain_passes`` passes, a pass also backslash-escapes every literal bracket
     of the blocks it changes — they render the same, but can no longer form a link — so the
     fixpoint takes a bounded number of linear passes whatever the nesting. The same string
     object comes back when nothing matched.
     """
+    if max_plain_passes < 0:
+        raise ValueError("max_plain_passes must not be negative")
+    if not isinstance(markdown, str):
+        return markdown
     text = markdown
     passes = 0
     while True:
         passes += 1
-        relabeled = _relabel_once(
-            text, should_relabel, kinds, escape=passes > MAX_PLAIN_RELABEL_PASSES
-        )
+        relabeled = _relabel_once(text, should_relabel, kinds, escape=passes > max_plain_passes)
         if relabeled is text:
             return text
         text = relabeled
@@ -123,7 +139,8 @@ class _Link:
 class _Scan:
     links: list[_Link]
     brackets: dict[int, list[int]]
-    """Per leaf block: offsets of the literal, unescaped brackets outside every link."""
+    """Per block (numbered by the block boundaries before it): offsets of the literal, unescaped
+    brackets outside every link."""
 
 
 class _Offsets:
@@ -152,7 +169,7 @@ def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
     literal brackets of every leaf block (for the escaping relabel pass)."""
     # pulldown-cmark takes UTF-8, which has no lone surrogates; U+FFFD is one code point too, so
     # offsets are unchanged, and it is never part of a handle.
-    text = _SURROGATE_RE.sub("\ufffd", markdown)
+    text = markdown if markdown.isascii() else _SURROGATE_RE.sub("\ufffd", markdown)
     data = text.encode()
     # Every conversion below is at an offset no smaller than the one before (events come in
     # document order, links do not nest), so converting costs one decode of the text in all.
@@ -160,7 +177,10 @@ def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
     links: list[_Link] = []
     outside: dict[int, list[int]] = {}
     block = -1
-    image_depth = 0
+    # Inside an image or an autolink nothing is a citation and no bracket may be escaped (an
+    # autolink's text is its URL; backslashes do not escape there).
+    opaque = 0
+    in_autolink = False
     # The link being read: its event and byte range, the furthest byte end of the events inside
     # it, and the literal brackets of its label (byte offsets).
     current: tuple[dict[str, Any], int, int] | None = None
@@ -172,41 +192,49 @@ def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
         literal: str | None = None
         if type(event) is dict:
             if (opened := event.get("Start")) is not None:
-                if type(opened) is dict:
-                    link = opened.get("Link")
-                    if link is not None and current is None and image_depth == 0:
-                        if link["link_type"] not in _AUTOLINKS:
-                            current, inner_end, inner_brackets = (link, start, end), start + 1, []
-                            covered = start
-                            continue
-                    elif "Image" in opened:
-                        image_depth += 1
-                    elif "Heading" in opened or "TableCell" in opened:
-                        block += 1
-                elif opened in _LEAF_BLOCKS:
-                    block += 1
+                kind = next(iter(opened)) if type(opened) is dict else opened
+                if kind == "Link":
+                    link = cast("dict[str, Any]", opened)["Link"]
+                    if link["link_type"] in _AUTOLINKS:
+                        opaque += 1
+                        in_autolink = True
+                    elif current is None and opaque == 0:
+                        current, inner_end, inner_brackets = (link, start, end), start + 1, []
+                        covered = start
+                        continue
+                elif kind == "Image":
+                    opaque += 1
+                elif kind not in _INLINE:
+                    block += 1  # a new block: no inline run spans a block boundary
                 if current is not None:
                     inner_end = max(inner_end, end)
                 covered = start
                 continue
             if (closed := event.get("End")) is not None:
-                if closed == "Link" and current is not None and image_depth == 0:
+                kind = next(iter(closed)) if type(closed) is dict else closed
+                if kind == "Link" and in_autolink:
+                    opaque -= 1
+                    in_autolink = False
+                elif kind == "Link" and current is not None and opaque == 0:
                     links.extend(
                         _finish(markdown, data, to_char, current, inner_end, inner_brackets, block)
                     )
                     current = None
-                else:
-                    if closed == "Image":
-                        image_depth -= 1
-                    if current is not None:
-                        inner_end = max(inner_end, end)
+                    covered = end
+                    continue
+                elif kind == "Image":
+                    opaque -= 1
+                elif kind not in _INLINE:
+                    block += 1
+                if current is not None:
+                    inner_end = max(inner_end, end)
                 covered = end
                 continue
             value = event.get("Text")
             literal = value if type(value) is str else None
         if current is not None:
             inner_end = max(inner_end, end)
-        if brackets and literal is not None and image_depth == 0:
+        if brackets and literal is not None and opaque == 0:
             found = _literal_brackets(data, start, end, literal, escaped=covered < start)
             if current is not None:
                 inner_brackets.extend(found)

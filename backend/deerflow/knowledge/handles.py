@@ -20,7 +20,6 @@ __all__ = [
     "SHARED_HANDLE_PATTERN",
     "SHARED_HANDLE_PREFIX",
     "SHARED_HANDLE_PREFIXES",
-    "SHARED_ID_PATTERN",
     "USER_CONTENT_PREFIX",
     "WEB_PREFIXES",
     "DestinationKind",
@@ -34,8 +33,6 @@ USER_CONTENT_PREFIX: Final = "user-content-"
 SHARED_HANDLE_PREFIXES: Final = (SHARED_HANDLE_PREFIX, f"#{USER_CONTENT_PREFIX}knowledge-source-")
 WEB_PREFIXES: Final = ("http://", "https://")
 
-#: A shared source id (contracts/README.md §2).
-SHARED_ID_PATTERN: Final = re.compile(r"[0-9a-f]{32}")
 #: A native record id: ``<call>-<n>``, ``n`` 1 to 999 without a leading zero (§7).
 NATIVE_ID_PATTERN: Final = re.compile(r"[a-f0-9]{32}-[1-9][0-9]{0,2}")
 #: ``#knowledge-source-<id>`` where it occurs in text (the envelope reader's handle check).
