@@ -338,12 +338,15 @@ function scanTree(tree: Root, markdown: string, collectBrackets: boolean): TreeS
       definitions.set(node.identifier, node.url);
     }
     order.push(frame);
+    // Nothing inside an image or an autolink is a citation, and no bracket there is escaped
+    // (an autolink's text is its address, where a backslash escapes nothing).
     if (node.type === "image" || node.type === "imageReference") continue;
     if (!("children" in node)) continue;
     let block = frame.block;
     if (LEAF_BLOCKS.has(node.type)) block = blocks++;
     let inLink = frame.inLink;
-    if ((node.type === "link" || node.type === "linkReference") && bracketAt(markdown, node)) {
+    if (node.type === "link" || node.type === "linkReference") {
+      if (!bracketAt(markdown, node)) continue;
       inLink = [];
       pendingLinks.push({ frame, brackets: inLink });
     }
