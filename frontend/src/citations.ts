@@ -329,7 +329,8 @@ function scanTree(tree: Root, markdown: string, collectBrackets: boolean): TreeS
   let blocks = 0;
   const stack: Frame[] = [{ node: tree, block: -1, inLink: null }];
   const pendingLinks: Array<{ frame: Frame; brackets: number[] }> = [];
-  // Iterative depth-first walk in document order (containers can nest arbitrarily deep).
+  // Iterative depth-first walk in document order (containers can nest arbitrarily deep); the
+  // frames are kept, in that order, only when an escaping pass needs the text nodes' brackets.
   const order: Frame[] = [];
   while (stack.length > 0) {
     const frame = stack.pop() as Frame;
@@ -337,7 +338,7 @@ function scanTree(tree: Root, markdown: string, collectBrackets: boolean): TreeS
     if (node.type === "definition" && !definitions.has(node.identifier)) {
       definitions.set(node.identifier, node.url);
     }
-    order.push(frame);
+    if (collectBrackets) order.push(frame);
     // Nothing inside an image or an autolink is a citation, and no bracket there is escaped
     // (an autolink's text is its address, where a backslash escapes nothing).
     if (node.type === "image" || node.type === "imageReference") continue;
