@@ -13,7 +13,8 @@
  * nested brackets in one paragraph). {@link literalMarkersExtension} keeps every parse linear: in a
  * block (a run of lines between blank lines) with more than {@link MAX_INLINE_MARKERS} inline
  * markers or brackets nested deeper than {@link MAX_BRACKET_DEPTH}, those markers are plain text.
- * Offsets are UTF-16 internally and reported in code points.
+ * Likewise only the whole lines within the first {@link MAX_MARKDOWN_CHARS} code points are
+ * parsed; the rest of such a message is plain text. Offsets are UTF-16 internally, reported in code points.
  */
 
 import { fromMarkdown } from "mdast-util-from-markdown";
@@ -21,13 +22,18 @@ import type { Nodes, Parents, Root } from "mdast";
 import type { Code, Construct, Extension, State, TokenizeContext } from "micromark-util-types";
 import type { VFile } from "vfile";
 
-import { CodePointCounter } from "./text.js";
+import { CodePointCounter, codePointToUtf16Index } from "./text.js";
 
 export const CITATION_LABEL_PREFIX = "citation:";
 /** Inline markers (`*`/`_`/`~` runs, `[`, `]`) one block may hold before they become text. */
 export const MAX_INLINE_MARKERS = 512;
 /** Bracket nesting one block may reach before its markers become text. */
 export const MAX_BRACKET_DEPTH = 32;
+/**
+ * Code points of a message parsed as Markdown: the whole lines within them; the lines after are
+ * one plain-text paragraph (micromark's container handling is super-linear on long documents).
+ */
+export const MAX_MARKDOWN_CHARS = 200_000;
 /**
  * Relabeling passes that replace a link by its label exactly as written; a later pass (reached
  * only by links nested deeper, i.e. hostile input) also escapes the brackets that could form one.
@@ -171,25 +177,69 @@ export function remarkCitations(
   data.micromarkExtensions = [...(data.micromarkExtensions ?? []), literalMarkers(() => ranges)];
   const parse = host.parser;
   if (parse !== undefined) {
-    host.parser = (document, file) => {
-      ranges = hostileBlocks(document, limits ?? {});
-      return parse(document, file);
-    };
+    host.parser = (document, file) =>
+      parseCapped(document, limits ?? {}, (head) => {
+        ranges = hostileBlocks(head, limits ?? {});
+        return parse(head, file) as Root;
+      });
   }
   return (tree, file) => {
     file.data.knowledgeCitations = citationsByOffset(tree, String(file.value));
   };
 }
 
-/** The linearity guard's limits (defaults {@link MAX_INLINE_MARKERS}, {@link MAX_BRACKET_DEPTH}). */
+/**
+ * The linearity guard's limits (defaults {@link MAX_INLINE_MARKERS}, {@link MAX_BRACKET_DEPTH},
+ * {@link MAX_MARKDOWN_CHARS}).
+ */
 export interface MarkdownLimits {
   readonly maxInlineMarkers?: number;
   readonly maxBracketDepth?: number;
+  readonly maxMarkdownChars?: number;
 }
 
 /** The mdast of `markdown`, parsed as react-markdown parses it (plain CommonMark, no plugin). */
 export function parseMarkdown(markdown: string, limits: MarkdownLimits = {}): Root {
-  return fromMarkdown(markdown, { extensions: [literalMarkersExtension(markdown, limits)] });
+  return parseCapped(markdown, limits, (head) =>
+    fromMarkdown(head, { extensions: [literalMarkersExtension(head, limits)] }),
+  );
+}
+
+/**
+ * `parse` applied to the whole lines of `markdown` within its first `maxMarkdownChars` code points;
+ * the rest (if any) becomes one paragraph of plain text with its true position.
+ */
+function parseCapped(markdown: string, limits: MarkdownLimits, parse: (head: string) => Root): Root {
+  const max = limits.maxMarkdownChars ?? MAX_MARKDOWN_CHARS;
+  let cut = codePointToUtf16Index(markdown, max);
+  if (cut >= markdown.length) return parse(markdown);
+  // Back to the start of the line holding the limit, so the tail is whole lines.
+  while (cut > 0 && markdown.charCodeAt(cut - 1) !== 0x0a && markdown.charCodeAt(cut - 1) !== 0x0d) cut -= 1;
+  const tree = parse(markdown.slice(0, cut));
+  const start = pointAt(markdown, cut);
+  const end = pointAt(markdown, markdown.length, start, cut);
+  const position = { start, end };
+  tree.children.push({ type: "paragraph", position, children: [{ type: "text", value: markdown.slice(cut), position }] });
+  if (tree.position !== undefined) tree.position = { start: tree.position.start, end };
+  return tree;
+}
+
+/** The unist point of UTF-16 offset `offset` (line and column counted from `from`). */
+function pointAt(
+  markdown: string,
+  offset: number,
+  from: { line: number; column: number; offset: number } = { line: 1, column: 1, offset: 0 },
+  fromIndex = 0,
+): { line: number; column: number; offset: number } {
+  let { line, column } = from;
+  for (let i = fromIndex; i < offset; i++) {
+    const unit = markdown.charCodeAt(i);
+    if (unit === 0x0a || (unit === 0x0d && markdown.charCodeAt(i + 1) !== 0x0a)) {
+      line += 1;
+      column = 1;
+    } else column += 1;
+  }
+  return { line, column, offset };
 }
 
 /** Every citation in `markdown`, in document order (never throws on a string). */

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import {
   KnowledgeMarkdown,
+  MAX_MARKDOWN_CHARS,
   findCitations,
   sourceLookupFrom,
   summarizeCitations,
@@ -99,6 +100,16 @@ describe("KnowledgeMarkdown renders exactly the citations findCitations finds", 
       expect(rendered(container)).toEqual(expected(found, lookup));
     });
   }
+
+  it("past MAX_MARKDOWN_CHARS the message is text, on screen as in findCitations", () => {
+    const line = `Deer [citation:A](${handle(a)}) *x*\n`;
+    const markdown = line.repeat(Math.ceil(MAX_MARKDOWN_CHARS / line.length) + 10);
+    const { container } = render(<KnowledgeMarkdown markdown={markdown} sources={lookup} />);
+    const found = findCitations(markdown);
+    expect(found.length).toBeLessThan(markdown.split("\n").length - 1);
+    expect(rendered(container)).toEqual(expected(found, lookup));
+    expect(container.textContent).toContain(`[citation:A](${handle(a)})`);
+  });
 
   it("numbers reference-link chips in document order", () => {
     const { container } = render(<KnowledgeMarkdown markdown={messages["reference links, first definition wins"]!} sources={lookup} />);
