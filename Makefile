@@ -78,8 +78,10 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_local
 	$(UV) run python -m benchmarks.bench_lightrag
 	$(UV) run python -m benchmarks.bench_citations
+	$(UV) run python -m benchmarks.bench_import
 	npm run bench
 
 vectors: python-deps
 	$(UV) run python scripts/generate_vectors.py
 	$(UV) run python scripts/generate_native_vectors.py
+	$(UV) run python scripts/generate_display_vectors.py

@@ -18,6 +18,8 @@ from deerflow.knowledge import (
     read_envelope,
 )
 from deerflow.knowledge.budget import (
+    NATIVE_OMISSION_NOTICE,
+    budget_native,
     omission_marker,
     preview_text,
     prune_evidence,
@@ -111,7 +113,7 @@ def test_an_envelope_a_reader_rejects_whole_is_left_alone() -> None:
     assert prune_evidence("cut", artifact) == ("cut", artifact)
 
 
-def test_native_snapshot_is_pruned_by_its_own_rules_and_never_overwritten() -> None:
+def test_prune_evidence_never_touches_a_native_snapshot() -> None:
     natives = [_native(1), _native(2)]
     shared = _source(3)
     content = (
@@ -124,38 +126,33 @@ def test_native_snapshot_is_pruned_by_its_own_rules_and_never_overwritten() -> N
         "retrieval_sources": [shared.to_record()],
         "run": "r1",
     }
-    cut = content[: content.index("[citation:2]")]  # the second native link is gone
+    # The shared record's excerpt is cut away: it goes, the native object stays exactly as it was
+    # (budget_native is the native rule; an unreadable snapshot is left alone).
+    cut = content[: content.index(shared.excerpt)] + native_entry(natives[1], 2)
     out_content, out_artifact = prune_evidence(cut, artifact)
-    assert out_artifact["knowledge_sources"]["sources"] == [natives[0].to_record()]
-    assert out_artifact["retrieval_sources"][0] is artifact["retrieval_sources"][0]
-    assert out_artifact["run"] == "r1"
-    assert [s.id for s in read_native(out_content, out_artifact, tool_name="task").sources] == [
-        natives[0].id
-    ]
-
-    # Shared gone, native kept: the shared keys go, the native object stays an object.
-    no_shared = cut[: cut.index(citation_link(shared))] + native_entry(natives[1], 2)
-    out_content, out_artifact = prune_evidence(no_shared, artifact)
     assert set(out_artifact) == {"knowledge_sources", "run"}
-    assert isinstance(out_artifact["knowledge_sources"], dict)
-    assert len(out_artifact["knowledge_sources"]["sources"]) == 2
+    assert out_artifact["knowledge_sources"] is snapshot
+    assert shared.id not in out_content
 
-    # Native gone, shared kept: the shared records stay in retrieval_sources.
+    # Native gone from the content: prune_evidence still leaves the object alone.
     only_shared = _entry(shared)
     out_content, out_artifact = prune_evidence(only_shared, artifact)
-    assert set(out_artifact) == {"knowledge_sources_version", "retrieval_sources", "run"}
-    assert read_envelope(only_shared, out_artifact).sources == (shared,)
+    assert out_content is only_shared and out_artifact is artifact
 
 
-def test_native_links_to_dropped_records_become_labels() -> None:
-    native = _native(1)
-    broken = {**native.to_record(), "chunk_id": ""}  # a bad field: the reader drops it
-    content = f"See {native_entry(native, 1)}"
-    out_content, out_artifact = prune_evidence(
-        content, {"knowledge_sources": {"version": 1, "sources": [broken]}}
-    )
-    assert out_artifact is None
-    assert "#knowledge-" not in out_content and out_content.startswith("See 1 Guides")
+@pytest.mark.parametrize(
+    "snapshot",
+    [
+        {"version": 1, "sources": [None, {"id": "invalid", "text": 42}]},
+        {"version": 2, "sources": [_native(1).to_record()]},
+        {"version": 1, "sources": "not an array"},
+    ],
+)
+def test_unreadable_native_snapshots_and_their_links_are_left_alone(snapshot: Any) -> None:
+    # Before: prune_evidence deleted these snapshots and turned their links into labels.
+    content = f"See {native_entry(_native(1), 1)}"
+    artifact = {"knowledge_sources": snapshot, "run": "r1"}
+    assert prune_evidence(content, artifact) == (content, artifact)
 
 
 def test_list_content_is_pruned_per_text_part() -> None:
@@ -248,12 +245,8 @@ def test_prune_leaves_only_evidence_that_verifies_and_is_idempotent(
     for citation in find_citations(out_content):
         if citation.kind == "shared":  # no link left to a record that was dropped
             assert citation.source_id in kept or citation.source_id not in original
-    if dual:
-        assert "knowledge_sources" not in out_artifact or isinstance(
-            out_artifact["knowledge_sources"], dict
-        )
-        natives = read_native(out_content, out_artifact, tool_name="task")
-        assert natives.rejected == () and natives.error is None
+    if dual:  # the native object is never pruned by the shared rule
+        assert out_artifact["knowledge_sources"] is artifact["knowledge_sources"]
     again = prune_evidence(out_content, out_artifact)
     assert again[0] is out_content and again[1] is out_artifact
 
@@ -320,3 +313,253 @@ def test_relabeling_that_forms_a_new_link_to_a_pruned_record_is_relabeled_too() 
         assert pruned_artifact is None
         assert [c for c in find_citations(pruned_content) if c.kind == "shared"] == []
         assert prune_evidence(pruned_content, pruned_artifact) == (pruned_content, pruned_artifact)
+
+
+# --------------------------------------------------------------------------- native budgets
+
+NATIVE_HANDLE_RE = re.compile(r"#(?:user-content-)?knowledge-")
+NATIVE_LINK_RE = re.compile(r"\]\(#knowledge-([a-f0-9]{32}-[1-9][0-9]{0,2})\)")
+
+
+def _big_native(n: int, size: int = 4_800) -> NativeSource:
+    return NativeSource(
+        id=f"{'c' * 32}-{n}",
+        dataset_id="kb",
+        document_id="doc",
+        chunk_id=f"chunk-{n}",
+        dataset_name="Engineering",
+        document_name="Manual.pdf",
+        text=f"Evidence {n}: " + "x" * size,
+        truncated=False,
+    )
+
+
+def _native_message(
+    tool: str, sources: list[NativeSource], *, report: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """DeerFlow's fixture shape: a knowledge_search result, or a task report linking each source."""
+    if tool == "task":
+        links = " ".join(f"[Manual.pdf](#knowledge-{s.id})" for s in sources)
+        content = report or "Task completed. Findings: " + links + "\n" + "report " * 600
+    else:
+        content = "\n\n".join(native_entry(s, i) for i, s in enumerate(sources, 1))
+    return content, {"knowledge_sources": build_native_snapshot(sources), "other": "preserve me"}
+
+
+def assert_whole_entries(
+    tool: str, content: str, artifact: Any, out_content: str, out_artifact: Any, limit: int
+) -> list[str]:
+    """DeerFlow's pairing invariant, plus: every handle left belongs to a retained entry."""
+    assert len(out_content) <= limit
+    assert out_artifact is not None and out_artifact["other"] == "preserve me"
+    originals = artifact["knowledge_sources"]["sources"]
+    kept = out_artifact.get("knowledge_sources", {}).get("sources", [])
+    assert "knowledge_sources" not in out_artifact or kept  # key removed when none is kept
+    kept_ids = [r["id"] for r in kept]
+    assert all(r in originals for r in kept)  # records are kept as they were, never rewritten
+    read = read_native(out_content, out_artifact, tool_name=tool)
+    assert read.error is None and read.rejected == ()
+    for record in kept:
+        assert record["text"] in out_content  # the chip shows only what the model saw
+    # No partial handle: every `#knowledge-` is the destination of a retained entry's link.
+    handles = [m.start() for m in NATIVE_HANDLE_RE.finditer(out_content)]
+    links = [(m.start() + 2, m.group(1)) for m in NATIVE_LINK_RE.finditer(out_content)]
+    assert handles == [start for start, _ in links]
+    assert [source_id for _, source_id in links] == kept_ids
+    # Renumbered 1..k in order, ids unchanged.
+    assert re.findall(r"\[citation:(\d+)\]\(#knowledge-", out_content) == [
+        str(k) for k in range(1, len(kept) + 1)
+    ]
+    if len(kept) < len(originals) and limit >= len(NATIVE_OMISSION_NOTICE):
+        assert out_content.endswith(NATIVE_OMISSION_NOTICE)
+    return kept_ids
+
+
+@pytest.mark.parametrize("tool", ["knowledge_search", "task"])
+@pytest.mark.parametrize("limit", [1, 60, 159, 160, 500, 7_000, 12_000])
+def test_native_budget_keeps_whole_entries_only(tool: str, limit: int) -> None:
+    # Before: at 500 a knowledge_search kept record 1 with ~300 of its 4,812 characters visible,
+    # and a task kept all 8 records with none of their text in the content.
+    sources = [_big_native(n) for n in range(1, 9)]
+    content, artifact = _native_message(tool, sources)
+    synopsis = truncate_text(content, max_chars=limit) if tool == "task" else ""
+    out = budget_native(content, artifact, tool_name=tool, max_chars=limit, synopsis=synopsis)
+    assert out is not None
+    kept = assert_whole_entries(tool, content, artifact, out.content, out.artifact, limit)
+    assert out.kept == tuple(kept) and out.omitted == 8 - len(kept)
+    assert len(kept) == {1: 0, 60: 0, 159: 0, 160: 0, 500: 0, 7_000: 1, 12_000: 2}[limit]
+    if tool == "task" and limit >= 160:  # the synopsis comes first, its old links plain text
+        assert out.content.startswith("Task completed.")
+    if tool == "task" and limit >= 7_000:
+        assert out.content.startswith("Task completed. Findings: Manual.pdf Manual.pdf")
+
+
+@pytest.mark.parametrize("tool", ["knowledge_search", "task"])
+def test_every_budget_from_one_to_the_full_size_keeps_entries_whole(tool: str) -> None:
+    sources = [_big_native(1, 40), _big_native(2, 5), _big_native(3, 90)]
+    content, artifact = _native_message(tool, sources, report=None)
+    if tool == "task":
+        content = content[:400]  # a short report: every budget up to its size is swept
+    seen: set[tuple[str, ...]] = set()
+    for limit in range(1, len(content) + 1):
+        synopsis = truncate_text(content, max_chars=limit) if tool == "task" else ""
+        out = budget_native(content, artifact, tool_name=tool, max_chars=limit, synopsis=synopsis)
+        assert out is not None
+        seen.add(out.kept)
+        assert_whole_entries(tool, content, artifact, out.content, out.artifact, limit)
+    assert len(seen) >= 3  # the sweep really moved through different retained sets
+
+
+def test_an_oversized_first_entry_is_skipped_and_a_small_one_after_it_kept() -> None:
+    big, small = _big_native(1, 4_000), _big_native(2, 20)
+    content, artifact = _native_message("knowledge_search", [big, small])
+    out = budget_native(content, artifact, tool_name="knowledge_search", max_chars=500)
+    assert out is not None and out.kept == (small.id,) and out.omitted == 1
+    assert out.content == native_entry(small, 1) + "\n\n" + NATIVE_OMISSION_NOTICE
+    assert out.artifact == {
+        "knowledge_sources": {"version": 1, "sources": [small.to_record()]},
+        "other": "preserve me",
+    }
+
+
+def test_notice_room_is_reserved_only_when_the_full_set_does_not_fit() -> None:
+    a, b = _big_native(1, 10), _big_native(2, 10)
+    content = "Task completed. " + f"[A](#knowledge-{a.id}) [B](#knowledge-{b.id}) " + "r" * 2_000
+    artifact = {"knowledge_sources": build_native_snapshot([a, b])}
+    entries = native_entry(a, 1) + "\n\n" + native_entry(b, 2)
+    out = budget_native(content, artifact, tool_name="task", max_chars=len(entries))
+    assert out is not None and out.content == entries and out.omitted == 0
+    out = budget_native(content, artifact, tool_name="task", max_chars=len(entries) - 1)
+    assert out is not None and out.kept == (a.id,)
+    assert out.content == native_entry(a, 1) + "\n\n" + NATIVE_OMISSION_NOTICE
+
+
+def test_task_synopsis_is_bounded_plain_text_keeping_head_and_tail() -> None:
+    source = _big_native(1, 10)
+    report = (
+        f"Head [Manual.pdf](#knowledge-{source.id}) [x](#user-content-knowledge-{'d' * 32}-2) "
+        + "middle " * 2_000
+        + f"tail #knowledge-{'e' * 32}-9 /outputs/task-call.txt"
+    )
+    artifact = {"knowledge_sources": build_native_snapshot([source])}
+    out = budget_native(report, artifact, tool_name="task", max_chars=8_000, synopsis=report)
+    assert out is not None
+    synopsis = out.content.split("\n\n")[0]
+    assert len(synopsis) <= 1_000 and synopsis.startswith("Head Manual.pdf x middle")
+    assert synopsis.endswith("tail  /outputs/task-call.txt") and "\n…\n" in synopsis
+    assert out.content.count("#knowledge-") == 1
+    tiny = budget_native(report, artifact, tool_name="task", max_chars=159, synopsis=report)
+    assert tiny is not None and not tiny.content.startswith("Head")
+
+
+@pytest.mark.parametrize(
+    ("tool", "snapshot"),
+    [
+        ("web_search", None),  # a foreign tool's native snapshot
+        ("knowledge_search", {"version": 2}),
+        ("knowledge_search", {"version": "1"}),
+        ("knowledge_search", {"sources": "not an array"}),
+        ("knowledge_search", {"sources": [None, {"id": "invalid", "text": 42}]}),
+        ("knowledge_search", {"sources": [_big_native(5).to_record()]}),  # none linked
+    ],
+)
+def test_a_snapshot_the_reader_cannot_budget_is_left_to_the_generic_transform(
+    tool: str, snapshot: dict[str, Any] | None
+) -> None:
+    sources = [_big_native(n) for n in range(1, 4)]
+    content, artifact = _native_message("knowledge_search", sources)
+    if snapshot is not None:
+        artifact["knowledge_sources"] = {**artifact["knowledge_sources"], **snapshot}
+    assert budget_native(content, artifact, tool_name=tool, max_chars=500) is None
+    assert budget_native(content, None, tool_name=tool, max_chars=500) is None
+
+
+def test_mixed_snapshot_keeps_only_retained_readable_records_and_other_keys() -> None:
+    good, bad = _big_native(1, 10), {**_big_native(2, 10).to_record(), "chunk_id": ""}
+    content = native_entry(good, 1) + "\n\n" + native_entry(_big_native(2, 10), 2) + "x" * 500
+    snapshot = {"version": 1, "sources": [good.to_record(), bad], "omitted_count": 3}
+    out = budget_native(content, {"knowledge_sources": snapshot}, tool_name="task", max_chars=400)
+    assert out is not None and out.kept == (good.id,) and out.omitted == 0
+    assert out.artifact == {
+        "knowledge_sources": {"version": 1, "sources": [good.to_record()], "omitted_count": 3}
+    }
+
+
+def test_a_record_quoting_a_handle_is_skipped_rather_than_shown() -> None:
+    quoting = NativeSource(
+        **{
+            **_big_native(1, 1).to_record(),
+            "text": f"See [x](#knowledge-{'f' * 32}-1).",
+            "pages": (),
+        }
+    )
+    plain = _big_native(2, 10)
+    content = native_entry(quoting, 1) + "\n\n" + native_entry(plain, 2) + "x" * 500
+    artifact = {"knowledge_sources": build_native_snapshot([quoting, plain])}
+    out = budget_native(content, artifact, tool_name="knowledge_search", max_chars=400)
+    assert out is not None and out.kept == (plain.id,) and out.omitted == 1
+    assert "f" * 32 not in out.content
+
+
+def test_native_budget_refuses_a_budget_below_one() -> None:
+    with pytest.raises(ValueError):
+        budget_native("x", None, tool_name="task", max_chars=0)
+
+
+_texts = st.lists(
+    st.sampled_from([*"ab #[]()-\n:\u2026", "knowledge-", "#knowledge-", "x" * 40]), max_size=20
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(_texts, min_size=1, max_size=6),
+    names=st.lists(st.text(alphabet="Ab ./#[]", max_size=12), min_size=2, max_size=2),
+    tool=st.sampled_from(["knowledge_search", "task"]),
+    report=_texts,
+    limit=st.integers(1, 900),
+)
+def test_property_retained_text_is_wholly_visible_and_no_partial_handle_survives(
+    texts: list[str], names: list[str], tool: str, report: str, limit: int
+) -> None:
+    sources = [
+        NativeSource(
+            id=f"{'a' * 32}-{n}",
+            dataset_id="kb",
+            document_id=f"doc-{n}",
+            chunk_id=f"c-{n}",
+            dataset_name=names[0],
+            document_name=names[1],
+            text=text,
+            truncated=False,
+        )
+        for n, text in enumerate(texts, 1)
+    ]
+    content = "\n\n".join(native_entry(s, i) for i, s in enumerate(sources, 1))
+    if tool == "task":
+        content = report + " " + " ".join(f"[r](#knowledge-{s.id})" for s in sources) + report
+    artifact = {"knowledge_sources": build_native_snapshot(sources), "other": "preserve me"}
+    out = budget_native(content, artifact, tool_name=tool, max_chars=limit, synopsis=content)
+    assert out is not None
+    assert len(out.content) <= limit
+    kept = (out.artifact or {}).get("knowledge_sources", {}).get("sources", [])
+    for record in kept:
+        assert record["text"] in out.content
+    links = [m.start() + 2 for m in NATIVE_LINK_RE.finditer(out.content)]
+    assert [m.start() for m in NATIVE_HANDLE_RE.finditer(out.content)] == links
+    assert len(links) == len(kept) == len(out.kept)
+    read = read_native(out.content, out.artifact, tool_name=tool)
+    assert read.rejected == () and [s.id for s in read.sources] == list(out.kept)
+
+
+def test_native_budget_on_hostile_megabyte_reports_finishes() -> None:
+    # Counts, not time: each synopsis pattern reads a character a bounded number of times, so a
+    # million-character run of openers or half-links is one pass (a quadratic scan would not end).
+    source = _big_native(1, 10)
+    artifact = {"knowledge_sources": build_native_snapshot([source])}
+    link = f"[Manual.pdf](#knowledge-{source.id})"
+    for filler in ("[" * 1_000_000, "](#knowledge-" * 80_000, "[a](#knowledge-" * 70_000):
+        report = link + filler
+        out = budget_native(report, artifact, tool_name="task", max_chars=8_000, synopsis=report)
+        assert out is not None and out.kept == (source.id,)
+        assert out.content.count("#knowledge-") == 1

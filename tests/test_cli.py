@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,14 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, messag
 from typer.testing import CliRunner
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, read_envelope
-from deerflow.knowledge.cli import app, audit_thread, thread_messages
+from deerflow.knowledge.cli import (
+    EXIT_FINDING,
+    EXIT_UPSTREAM,
+    EXIT_USAGE,
+    app,
+    audit_thread,
+    thread_messages,
+)
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.settings import KnowledgeSettings, build_provider, load_settings
 
@@ -48,6 +58,11 @@ def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _json(output: str) -> Any:
     return json.loads(output)
+
+
+def _one_line(stderr: str) -> bool:
+    """Exactly one message: no library warning repeating it, no traceback."""
+    return len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr
 
 
 # --------------------------------------------------------------------------- index
@@ -135,13 +150,13 @@ def test_search_hostile_document_prints_as_text(sample_index: Path) -> None:
 
 def test_search_without_index_fails_clearly(tmp_path: Path) -> None:
     result = runner.invoke(app, ["search", "deer", "--index", str(tmp_path / "none.sqlite")])
-    assert result.exit_code == 1
-    assert "Error: No index at" in result.stderr
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith("Error: No index at") and _one_line(result.stderr)
     assert "deerflow-knowledge index PATH" in result.stderr
     as_json = runner.invoke(
         app, ["search", "deer", "--index", str(tmp_path / "n.sqlite"), "--json"]
     )
-    assert as_json.exit_code == 1
+    assert as_json.exit_code == EXIT_USAGE
     assert _json(as_json.stdout)["content"].startswith("Error: No index at")
     assert _json(as_json.stdout)["artifact"] is None
 
@@ -165,8 +180,8 @@ def test_lightrag_key_from_environment_is_never_printed(monkeypatch: pytest.Monk
     monkeypatch.setenv("LIGHTRAG_API_KEY", SECRET)
     monkeypatch.setenv("LIGHTRAG_BASE_URL", "http://127.0.0.1:9")  # discard port: refused
     result = runner.invoke(app, ["search", "deer", "--provider", "lightrag"])
-    assert result.exit_code == 1
-    assert "Error:" in result.stderr
+    assert result.exit_code == EXIT_UPSTREAM
+    assert result.stderr.startswith("Error:") and _one_line(result.stderr)
     assert SECRET not in result.output
     as_json = runner.invoke(app, ["search", "deer", "--provider", "lightrag", "--json"])
     assert SECRET not in as_json.output
@@ -415,8 +430,10 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         calls["provider"], calls["options"] = provider, options
         return "CONFIG"
 
-    def serve(config: Any, *, host: str, port: int) -> None:
+    def serve(config: Any, *, host: str, port: int, sock: socket.socket) -> None:
         calls["serve"] = (config, host, port)
+        calls["bound"] = sock.getsockname()[:2]
+        sock.close()
 
     monkeypatch.setattr(server, "build_config", build_config)
     monkeypatch.setattr(server, "serve", serve)
@@ -427,6 +444,7 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     )
     assert result.exit_code == 0, result.output
     assert calls["serve"] == ("CONFIG", "127.0.0.1", 8123)
+    assert calls["bound"] == ("127.0.0.1", 8123)  # bound before the gateway announces itself
     assert calls["provider"].name == "local"
     assert calls["options"] == {
         "model": None,
@@ -438,7 +456,7 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 def test_serve_without_the_gateway_module(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "deerflow.knowledge.server", None)
     result = runner.invoke(app, ["serve"])
-    assert result.exit_code == 1
+    assert result.exit_code == EXIT_USAGE
     assert "gateway" in result.stderr
 
 
@@ -458,4 +476,192 @@ def test_serve_names_the_missing_model_integration() -> None:
 
     result = CliRunner().invoke(app, ["serve", "--model", "openai:gpt-4o-mini", "--port", "8999"])
     assert result.exit_code == 2
-    assert "install its integration (langchain-openai)" in result.output
+    assert "install its integration (pip install langchain-openai)" in result.output
+
+
+def _export_row(text: str = "Evidence 1.", cited: bool = True) -> dict[str, Any]:
+    record = {
+        "id": f"{'7' * 32}-1",
+        "provider": "ragflow",
+        "dataset_id": "kb",
+        "document_id": "doc",
+        "chunk_id": "chunk",
+        "dataset_name": "Engineering",
+        "document_name": "Manual.pdf",
+        "text": text,
+        "pages": [],
+        "truncated": False,
+    }
+    link = f"[citation:1](#knowledge-{record['id']})" if cited else "no link"
+    return {
+        "id": "item-1",
+        "result": f"Report {link}.",
+        "result_artifact": {
+            "knowledge_sources": {"version": 1, "sources": [record], "omitted_count": 0}
+        },
+    }
+
+
+def test_verify_reads_a_saved_batch_export(tmp_path: Path) -> None:
+    # Before: an export was "not a saved thread" (exit 2).
+    export = tmp_path / "batch.jsonl"
+    export.write_text(json.dumps(_export_row()) + "\n" + json.dumps(_export_row()) + "\n")
+    result = runner.invoke(app, ["verify", str(export), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["assistant_messages"] == 2 and data["counts"]["verified"] == 2
+    assert data["citations"][0]["title"] == "Manual.pdf"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(_export_row(text="  ")))  # blank text: evidence rejected whole
+    result = runner.invoke(app, ["verify", str(forged), "--json"])
+    assert result.exit_code == 1
+    assert json.loads(result.output)["citations"][0]["reason"] == "blank_field"
+
+
+# --------------------------------------------------------------------------- exit codes
+
+
+def test_the_exit_code_table_is_the_documented_one() -> None:
+    assert (EXIT_FINDING, EXIT_USAGE, EXIT_UPSTREAM) == (1, 2, 3)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for code, meaning in ((0, "ok"), (1, "finding"), (2, "usage"), (3, "upstream")):
+        assert re.search(rf"^\| {code} \| [^|]*{meaning}", readme, re.M | re.I), code
+    result = runner.invoke(app, ["--help"])
+    assert "Exit codes: 0 ok; 1 a finding" in " ".join(result.stdout.split())
+
+
+@pytest.mark.parametrize("query", ["", "   ", "x" * 2_001])
+def test_a_bad_query_is_a_usage_error_in_one_message(query: str, sample_index: Path) -> None:
+    result = runner.invoke(app, ["search", query, "--index", str(sample_index)])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith("Error: the query is") and _one_line(result.stderr)
+    assert result.stdout == ""
+
+
+def test_an_unknown_provider_is_one_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEERFLOW_KNOWLEDGE_PROVIDER", "elastic")
+    result = runner.invoke(app, ["search", "deer"])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith("Error: ") and _one_line(result.stderr)
+
+
+def test_an_unreachable_provider_is_an_upstream_failure_in_one_message() -> None:
+    # Without the CLI's own handling the provider, the tool and the CLI each said it once.
+    result = subprocess.run(
+        [sys.executable, "-m", "deerflow.knowledge.cli", "search", "deer", "-p", "lightrag",
+         "--base-url", "http://127.0.0.1:9"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == EXIT_UPSTREAM
+    assert result.stderr.startswith("Error: ") and _one_line(result.stderr), result.stderr
+    assert result.stdout == ""
+
+
+def test_an_index_path_that_cannot_be_created_is_one_message(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    target = blocker / "sub" / "index.sqlite"
+    result = runner.invoke(app, ["index", "--index", str(target)])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith(f"Error: cannot write the index {target}")
+    assert _one_line(result.stderr)
+
+
+def test_serve_on_a_busy_port_announces_nothing() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "deerflow.knowledge.cli", "serve", "--port", str(port),
+             "--checkpoint", ":memory:"],
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+    assert result.returncode == EXIT_USAGE
+    assert f"http://127.0.0.1:{port}" not in result.stdout + result.stderr
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("Warning:")]
+    assert errors == [
+        f"Error: port {port} on 127.0.0.1 is already in use; stop the other server or pick "
+        "another with --port."
+    ]
+
+
+def test_a_postgres_checkpoint_without_the_extra_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "langgraph.checkpoint.postgres", None)
+    result = runner.invoke(
+        app,
+        ["serve", "--index", str(tmp_path / "i.sqlite"), "--checkpoint", "postgres://h/db"],
+    )
+    assert result.exit_code == EXIT_USAGE
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("Warning:")]
+    assert errors == [
+        "Error: a Postgres checkpoint needs the postgres extra: "
+        "pip install 'deerflow-knowledge[postgres]'."
+    ]
+
+
+def test_an_unreachable_postgres_is_an_upstream_failure_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        port = closed.getsockname()[1]  # free once closed: nothing listens there
+    target = f"postgresql://deer:pw-{SECRET}@127.0.0.1:{port}/threads"
+    result = subprocess.run(
+        [sys.executable, "-m", "deerflow.knowledge.cli", "serve", "--index",
+         str(tmp_path / "i.sqlite"), "--checkpoint", target, "--port", "1"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == EXIT_UPSTREAM
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("Warning:")]
+    assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert errors[0].startswith(
+        f"Error: cannot open the checkpoint database postgresql://deer:***@127.0.0.1:{port}/threads"
+    )
+    assert SECRET not in result.stdout + result.stderr
+    assert result.stdout == ""  # nothing announced
+
+
+# --------------------------------------------------------------------------- README
+
+
+def _readme() -> str:
+    return (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_documents_every_environment_variable() -> None:
+    from deerflow.knowledge.settings import _SOURCES
+
+    for _, key, variable in _SOURCES.values():
+        assert re.search(rf"^\| `{variable}` \| [^|]*{key}", _readme(), re.M), variable
+
+
+def test_the_readme_config_file_example_loads(tmp_path: Path) -> None:
+    (example,) = re.findall(r"^```toml\n(.*?)^```", _readme(), re.S | re.M)
+    config = tmp_path / "knowledge.toml"
+    config.write_text(example, encoding="utf-8")
+    settings = load_settings(config_file=config, environ={})
+    assert settings.provider == "lightrag"
+    assert settings.index_path == tmp_path / ".deerflow-knowledge" / "index.sqlite"
+    assert settings.lightrag_mode == "mix"
+    assert settings.ragflow_datasets == ("<dataset id>", "<dataset id>")
+    assert build_provider("lightrag", settings).name == "lightrag"
+
+
+def test_serve_without_a_built_page_tells_a_pip_user_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import uvicorn
+
+    import deerflow.knowledge.server as server
+    from deerflow.knowledge.providers.local import LocalProvider
+
+    ran: list[object] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: ran.append(sockets))
+    config = server.build_config(LocalProvider(tmp_path / "i.sqlite"), static_dir=tmp_path)
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        server.serve(config, sock=sock)
+        port = sock.getsockname()[1]
+    out = capsys.readouterr().out
+    assert f"API only at http://127.0.0.1:{port}/api/" in out
+    assert "pip install --force-reinstall deerflow-knowledge" in out
+    assert ran == [[sock]]  # uvicorn serves the socket that was bound first

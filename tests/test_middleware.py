@@ -8,14 +8,19 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware import ModelRequest, ModelResponse
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deerflow.knowledge import RetrievalHit, RetrievalResult, find_citations, read_envelope
+from deerflow.knowledge.budget import NATIVE_OMISSION_NOTICE
 from deerflow.knowledge.formatting import format_result
 from deerflow.knowledge.middleware import BUDGET_METADATA_KEY, ToolOutputBudgetMiddleware
+from deerflow.knowledge.native import NativeSource, build_native_snapshot, native_entry
 from deerflow.knowledge.tools import make_knowledge_tool
 from tests.test_langgraph_transport import (
     FakeProvider,
@@ -255,3 +260,135 @@ def test_history_budgeting_can_be_switched_off() -> None:
     agent.invoke({"messages": [_message(), ("user", "q")]})
     (seen,) = tool_messages(model.requests[0])
     assert seen.content == _message().content
+
+
+# --------------------------------------------------------------------------- native snapshots
+
+
+def _native_message(name: str = "knowledge_search") -> ToolMessage:
+    """DeerFlow's fixture: eight 4,812-character native entries (or a task report citing them)."""
+    sources = [
+        NativeSource(
+            id=f"{'b' * 32}-{i}",
+            dataset_id="kb",
+            document_id="doc",
+            chunk_id=f"chunk-{i}",
+            dataset_name="Engineering",
+            document_name="Manual.pdf",
+            text=f"Evidence {i}: " + "x" * 4_800,
+            truncated=False,
+        )
+        for i in range(1, 9)
+    ]
+    content = "\n\n".join(native_entry(s, i) for i, s in enumerate(sources, 1))
+    if name == "task":
+        links = " ".join(f"[Manual.pdf](#knowledge-{s.id})" for s in sources)
+        content = "Task completed. Findings: " + links + "\n" + "report " * 6_000
+    artifact = {"knowledge_sources": build_native_snapshot(sources), "other": "preserve me"}
+    return ToolMessage(content=content, artifact=artifact, name=name, tool_call_id="call-1")
+
+
+def _assert_paired(original: ToolMessage, result: ToolMessage, limit: int) -> None:
+    assert isinstance(result.content, str) and len(result.content) <= limit
+    assert result.artifact["other"] == "preserve me"
+    kept = result.artifact.get("knowledge_sources", {}).get("sources", [])
+    assert 0 < len(kept) < len(original.artifact["knowledge_sources"]["sources"])
+    for record in original.artifact["knowledge_sources"]["sources"]:
+        if record in kept:
+            assert f"](#knowledge-{record['id']})" in result.content
+            assert record["text"] in result.content
+        else:
+            assert f"#knowledge-{record['id']}" not in result.content
+    assert result.content.endswith(NATIVE_OMISSION_NOTICE)
+
+
+@pytest.mark.parametrize("name", ["knowledge_search", "task"])
+@pytest.mark.parametrize("mode", ["externalize", "truncate", "override", "history"])
+@pytest.mark.parametrize("use_async", [False, True])
+async def test_native_entries_survive_every_budget_path_whole(
+    tmp_path: Path, name: str, mode: str, use_async: bool
+) -> None:
+    # Before: knowledge_search kept a record whose text was cut to a few hundred characters, and
+    # a task kept all eight records with none of their text visible.
+    original = _native_message(name)
+    snapshot = original.model_copy(deep=True)
+    limit = 12_000 if mode == "externalize" else 7_000
+    middleware = {
+        "externalize": lambda: ToolOutputBudgetMiddleware(max_chars=limit, output_dir=tmp_path),
+        "truncate": lambda: ToolOutputBudgetMiddleware(max_chars=limit),
+        "override": lambda: ToolOutputBudgetMiddleware(
+            max_chars=1_000_000, tool_overrides={name: limit}
+        ),
+        "history": lambda: ToolOutputBudgetMiddleware(max_chars=limit),
+    }[mode]()
+    if mode == "history":
+        seen: list[Any] = []
+        request = ModelRequest(model=GenericFakeChatModel(messages=iter([])), messages=[original])
+
+        def handler(req: ModelRequest[Any]) -> ModelResponse[Any]:
+            seen.extend(req.messages)
+            return ModelResponse(result=[AIMessage("ok")])
+
+        async def ahandler(req: ModelRequest[Any]) -> ModelResponse[Any]:
+            return handler(req)
+
+        if use_async:
+            await middleware.awrap_model_call(request, ahandler)
+        else:
+            middleware.wrap_model_call(request, handler)
+        (result,) = seen
+    else:
+        command = Command(update={"messages": [original], "unrelated": 42})
+        call = ToolCallRequest(
+            tool_call={"name": name, "args": {}, "id": "call-1"},
+            tool=None,
+            state={},
+            runtime=None,  # type: ignore[arg-type]
+        )
+        if use_async:
+
+            async def respond(_: ToolCallRequest) -> Command[Any]:
+                return command
+
+            patched = await middleware.awrap_tool_call(call, respond)
+        else:
+            patched = middleware.wrap_tool_call(call, lambda _: command)
+        assert isinstance(patched, Command) and patched.update["unrelated"] == 42
+        result = patched.update["messages"][0]
+    _assert_paired(original, result, limit)
+    assert original == snapshot  # the input message is not mutated
+    record = result.response_metadata[BUDGET_METADATA_KEY]
+    assert record["sources_omitted"] == 8 - record["sources_kept"]
+    if name == "task" and mode == "externalize":
+        assert record["kind"] == "externalized" and record["path"] in result.content
+    # A later model hook must not rewrite the same evidence again.
+    assert middleware.budget_message(result) is result
+
+
+@pytest.mark.parametrize("change", ["other_tool", "unknown_version", "malformed", "none"])
+def test_unreadable_native_results_keep_the_generic_budget(change: str) -> None:
+    original = _native_message()
+    artifact = original.artifact
+    if change == "other_tool":
+        original = original.model_copy(update={"name": "web_search"})
+    elif change == "unknown_version":
+        artifact = {
+            **artifact,
+            "knowledge_sources": {**artifact["knowledge_sources"], "version": 2},
+        }
+    elif change == "malformed":
+        artifact = {"knowledge_sources": {"version": 1, "sources": [None, {"id": "x", "text": 4}]}}
+    else:
+        artifact = None
+    original = original.model_copy(update={"artifact": artifact})
+    middleware = ToolOutputBudgetMiddleware(max_chars=7_000)
+    control = middleware.budget_message(original.model_copy(update={"artifact": None}))
+    result = middleware.budget_message(original)
+    assert result.content == control.content
+    assert result.artifact == original.artifact  # nothing rewritten or deleted
+
+
+def test_exempt_native_tool_is_untouched() -> None:
+    original = _native_message()
+    middleware = ToolOutputBudgetMiddleware(max_chars=100, exempt_tools=["knowledge_search"])
+    assert middleware.budget_message(original) is original

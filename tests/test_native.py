@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deerflow.knowledge.budget import budget_native
 from deerflow.knowledge.native import (
     MAX_NATIVE_SOURCES,
     NATIVE_TOOL_NAMES,
@@ -24,7 +25,6 @@ from deerflow.knowledge.native import (
     native_handle,
     native_link,
     native_snapshot_of,
-    prune_native_snapshot,
     read_native,
 )
 
@@ -131,49 +131,6 @@ def test_unhashable_tool_name_is_not_allowed() -> None:
     )
 
 
-# --------------------------------------------------------------------------- pruning
-
-
-def test_prune_keeps_only_records_still_linked() -> None:
-    a, b, c = source(1), source(2), source(3)
-    snapshot = build_native_snapshot([a, b, c])
-    snapshot["omitted_count"] = 0  # an unrelated snapshot key survives
-    cut = content_for(a, b, c)[: len(content_for(a)) + 10]  # b's link is cut mid-way
-    pruned = prune_native_snapshot(cut, snapshot)
-    assert pruned == {"version": 1, "sources": [a.to_record()], "omitted_count": 0}
-    assert snapshot["sources"][1] == b.to_record()  # the input is not modified
-
-
-def test_prune_never_rewrites_ids_or_texts() -> None:
-    a = source(7, text="Exact text.", truncated=True)
-    pruned = prune_native_snapshot(content_for(a), build_native_snapshot([a]))
-    assert pruned is not None and pruned["sources"] == [a.to_record()]
-
-
-@pytest.mark.parametrize(
-    ("content", "snapshot"),
-    [
-        ("no links left", build_native_snapshot([source()])),
-        (content_for(source()), {"version": 2, "sources": [source().to_record()]}),
-        (content_for(source()), {"version": 1, "sources": "x"}),
-        (content_for(source()), {"version": 1, "sources": []}),
-        (content_for(source()), ["not", "a", "snapshot"]),
-        (content_for(source()), None),
-    ],
-)
-def test_prune_returns_none_when_nothing_verifiable_is_left(content: str, snapshot: Any) -> None:
-    assert prune_native_snapshot(content, snapshot) is None
-
-
-def test_prune_drops_invalid_and_duplicate_records() -> None:
-    a = source(1)
-    snapshot = {"version": 1, "sources": [{"id": "bad"}, a.to_record(), a.to_record()]}
-    assert prune_native_snapshot(content_for(a), snapshot) == {
-        "version": 1,
-        "sources": [a.to_record()],
-    }
-
-
 # --------------------------------------------------------------------------- hostile input
 
 _json = st.recursive(
@@ -192,11 +149,11 @@ _json = st.recursive(
     version=_json,
     tool_name=_json,
 )
-def test_reader_and_pruner_never_raise(
+def test_reader_and_native_budget_never_raise(
     content: Any, records: list[Any], version: Any, tool_name: Any
 ) -> None:
     artifact = {"knowledge_sources": {"version": version, "sources": records}}
     result = read_native(content, artifact, tool_name=tool_name)
     assert result.error is not None or len(result.rejected) + len(result.sources) == len(records)
-    prune_native_snapshot(content, artifact["knowledge_sources"])
+    budget_native(content, artifact, tool_name="task", max_chars=50)
     read_native(content, records, tool_name="task")

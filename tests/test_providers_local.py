@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,8 +22,10 @@ from deerflow.knowledge import RetrievalProvider, read_envelope
 from deerflow.knowledge.providers._http import ProviderConfigError, ProviderQueryError
 from deerflow.knowledge.providers.local import (
     DEFAULT_CHUNK_CHARS,
+    MAX_FILE_BYTES,
     MAX_LIMIT,
     IndexProgress,
+    IndexReport,
     LocalProvider,
     chunk_text,
     fts_query,
@@ -383,19 +388,119 @@ def test_a_file_that_becomes_corrupt_is_dropped_with_a_reason(
 def test_a_file_that_cannot_be_opened_is_skipped(
     provider: LocalProvider, docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = Path.read_bytes
+    original = os.open
 
-    def read_bytes(self: Path) -> bytes:
-        if self.name == "meadow.md":
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if Path(path).name == "meadow.md":
             raise PermissionError(13, "Permission denied")
-        return original(self)
+        return original(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", open_)
     report = provider.index(docs)
     assert [(s.path, s.reason) for s in report.skipped] == [
         ("meadow.md", "cannot be read (Permission denied)")
     ]
     assert len(report.added) == 2
+
+
+# --------------------------------------------------------------------------- special files
+
+
+def _index_within(provider: LocalProvider, docs: Path, **kwargs: Any) -> IndexReport:
+    """Index in a daemon thread: a run that blocks fails the test instead of hanging it."""
+    reports: list[IndexReport] = []
+    worker = threading.Thread(
+        target=lambda: reports.append(provider.index(docs, **kwargs)), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "index() blocked"
+    return reports[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_skipped_not_read(provider: LocalProvider, docs: Path) -> None:
+    # Before: open() waited for a writer forever, holding the write transaction.
+    os.mkfifo(docs / "pipe.md")
+    report = _index_within(provider, docs)
+    assert report.added == ("deer.md", "guides/forest.txt", "meadow.md")
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("pipe.md", "not a regular file (named pipe)")
+    ]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(provider: LocalProvider, docs: Path) -> None:
+    # Discovery saw a regular file; by the time it is read (inside the transaction) it is a pipe.
+    def swap(event: IndexProgress) -> None:
+        if event.done == 1:
+            (docs / "meadow.md").unlink()
+            os.mkfifo(docs / "meadow.md")
+
+    report = _index_within(provider, docs, progress=swap)
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("meadow.md", "not a regular file (named pipe)")
+    ]
+    assert report.added == ("deer.md", "guides/forest.txt")
+
+
+def test_sockets_and_devices_are_skipped(provider: LocalProvider, docs: Path) -> None:
+    socket_module = pytest.importorskip("socket")
+    if not hasattr(socket_module, "AF_UNIX"):
+        pytest.skip("no Unix sockets")
+    server = socket_module.socket(socket_module.AF_UNIX)
+    try:
+        server.bind(str(docs / "sock.md"))
+        expected = [("sock.md", "not a regular file (socket)")]
+        try:
+            os.mknod(docs / "null.txt", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+            expected.insert(0, ("null.txt", "not a regular file (character device)"))
+        except (AttributeError, PermissionError):
+            pass  # creating a device needs CAP_MKNOD
+        report = _index_within(provider, docs)
+    finally:
+        server.close()
+    assert [(s.path, s.reason) for s in report.skipped] == expected
+    assert len(report.added) == 3
+
+
+def test_reads_are_capped_at_max_file_bytes(tmp_path: Path, docs: Path) -> None:
+    size = (docs / "deer.md").stat().st_size
+    at_limit = LocalProvider(tmp_path / "a.sqlite").index(docs, max_file_bytes=size)
+    assert "deer.md" in at_limit.added and at_limit.skipped == ()
+    over = LocalProvider(tmp_path / "b.sqlite").index(docs, max_file_bytes=size - 1)
+    assert ("deer.md", f"larger than {size - 1} bytes") in [
+        (s.path, s.reason) for s in over.skipped
+    ]
+    assert "deer.md" not in over.added
+    assert MAX_FILE_BYTES == 64 * 1024 * 1024
+
+
+def test_a_file_that_grows_after_its_size_was_checked_is_still_capped(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    size = (docs / "deer.md").stat().st_size
+    real_fstat = os.fstat
+
+    def shrinking_fstat(fd: int) -> os.stat_result:  # the size seen before the file grew
+        result = real_fstat(fd)
+        values = list(result)
+        values[stat.ST_SIZE] = 1
+        return os.stat_result(values)
+
+    monkeypatch.setattr(os, "fstat", shrinking_fstat)
+    report = LocalProvider(tmp_path / "c.sqlite").index(docs, max_file_bytes=size - 1)
+    assert ("deer.md", f"larger than {size - 1} bytes") in [
+        (s.path, s.reason) for s in report.skipped
+    ]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "64"])
+def test_max_file_bytes_must_be_a_positive_integer(
+    provider: LocalProvider, docs: Path, bad: Any
+) -> None:
+    with pytest.raises(ProviderConfigError, match="max_file_bytes"):
+        provider.index(docs, max_file_bytes=bad)
 
 
 # --------------------------------------------------------------------------- index file errors

@@ -795,7 +795,6 @@ async def test_nameless_document_is_unknown_natively_but_unattributed_in_shared_
         chunk("", "Empty chunk id."),
         chunk("0011223344556677", "Empty document id.", document_id=""),
         {**chunk("x", "Long chunk id."), "id": "c" * 257},
-        chunk("0011223344556677", "Dataset outside the scope.", dataset_id=DS_LEGAL),
     ],
 )
 async def test_incomplete_locators_fall_back_to_the_shared_envelope(
@@ -812,6 +811,46 @@ async def test_incomplete_locators_fall_back_to_the_shared_envelope(
     assert all(s.provider == "ragflow" for s in read.sources)
     assert read_native(content, artifact, tool_name="knowledge_search").sources == ()
     assert "#knowledge-source-" in content
+
+
+@pytest.mark.parametrize(
+    "outsider",
+    [
+        chunk("0011223344556677", "Dataset outside the scope.", dataset_id=DS_LEGAL),
+        {**kg_chunk([DS_HR, DS_LEGAL]), "content": "Dataset outside the scope."},
+    ],
+)
+@pytest.mark.parametrize("with_incomplete", [False, True])
+async def test_chunks_outside_the_resolved_scope_are_neither_shown_nor_cited(
+    outsider: dict[str, Any], with_incomplete: bool
+) -> None:
+    # Before: the outsider's text reached the model (and, with a title, was cited).
+    chunks = [*HR_CHUNKS, outsider]
+    if with_incomplete:  # shared-envelope output instead of the native snapshot
+        chunks.append({"id": "0011223344556677", "content": "Only id and content."})
+    fake = FakeRAGFlow(groups={(DS_HR,): retrieval_data(chunks)})
+    content, artifact = await run_knowledge_search(provider(fake, datasets=[DS_HR]), "leave")
+    assert "Dataset outside the scope." not in content
+    assert artifact is not None and "Dataset outside the scope." not in json.dumps(artifact)
+    assert "Full-time employees accrue 25 days" in content
+    if with_incomplete:
+        assert [s.provider for s in read_envelope(content, artifact).sources] == ["ragflow"] * 2
+    else:
+        read = read_native(content, artifact, tool_name="knowledge_search")
+        assert len(read.sources) == 2 and {s.dataset_id for s in read.sources} == {DS_HR}
+
+
+async def test_upstream_detail_follows_our_words_when_a_dataset_does_not_resolve() -> None:
+    # Before: "The 1st configured RAGFlow dataset was not found…" with RAGFlow's reason dropped.
+    def handler(request: httpx.Request) -> httpx.Response:
+        return fail(102, f"Authentication error: API key {SECRET} is invalid for '{DS_HR}'!")
+
+    with pytest.raises(DatasetUnavailableError) as info:
+        await provider(handler, datasets=[DS_HR]).search("leave")
+    message = str(info.value)
+    assert message.startswith("The 1st configured RAGFlow dataset was not found or is not")
+    assert "(code 102: Authentication error: API key [REDACTED] is invalid for" in message
+    assert SECRET not in message and DS_HR not in message
 
 
 def _chunks(

@@ -13,10 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     ToolMessage,
     convert_to_messages,
+    messages_from_dict,
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, Send
@@ -28,9 +30,11 @@ from deerflow.knowledge.forwarding import SourceAccumulator
 from deerflow.knowledge.trust import (
     MAX_STRIP_DEPTH,
     StripDepthError,
+    StripRefusedError,
     StripTypeError,
     strip_reserved_keys,
 )
+from tests.strategies import json_values
 from tests.test_langgraph_transport import QUERY, build_agent, tool_messages
 
 FORGED = KnowledgeSource.create(
@@ -412,3 +416,154 @@ def test_a_model_or_dataclass_artifact_is_stripped_in_its_wire_form() -> None:
         stripped, removed = strip_reserved_keys({"messages": [message]})
         assert removed == 2, type(forged)
         assert not _reaches_a_reader(stripped)
+
+
+# --------------------------------------------------------------------------- tool-call arguments
+
+
+ARGS_FORGERY = {"query": "deer", "artifact": FORGED_ARTIFACT}
+
+
+def _argument_forms(args: Any) -> list[Any]:
+    """Every way a message carries tool-call arguments, with ``args`` as a dict or JSON string."""
+    encoded = json.dumps(args)
+    openai_call = {"type": "function", "id": "c1", "function": {"name": "k", "arguments": encoded}}
+    chunk = {"name": "k", "args": encoded, "id": "c1", "index": 0, "type": "tool_call_chunk"}
+    call = {"name": "k", "args": args, "id": "c1", "type": "tool_call"}
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [openai_call]},
+        {"type": "ai", "content": "", "additional_kwargs": {"tool_calls": [openai_call]}},
+        {"type": "ai", "content": "", "tool_calls": [call]},
+        {"type": "ai", "content": "", "invalid_tool_calls": [{**chunk, "error": None}]},
+        {"type": "ai", "data": {"type": "ai", "content": "", "tool_calls": [call]}},
+        {
+            "lc": 1,
+            "type": "constructor",
+            "id": ["langchain", "schema", "messages", "AIMessage"],
+            "kwargs": {"content": "", "type": "ai", "tool_calls": [call]},
+        },
+        AIMessage(content="", tool_calls=[call]),
+        AIMessage(content="", additional_kwargs={"tool_calls": [openai_call]}),
+        AIMessageChunk(content="", tool_call_chunks=[chunk]),
+    ]
+
+
+def _with_arguments_decoded(value: Any) -> Any:
+    """``value`` with every argument string replaced by what it decodes to (as LangChain would)."""
+    if isinstance(value, BaseModel):
+        value = {**value.__dict__, **(value.__pydantic_extra__ or {})}
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if key in ("arguments", "args") and isinstance(item, str):
+                item = json.loads(item, strict=False)
+            out[key] = _with_arguments_decoded(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [_with_arguments_decoded(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("index", range(9))
+def test_tool_call_arguments_lose_reserved_keys_in_every_form(index: int) -> None:
+    # Before: `function.arguments` (a JSON string) was decoded by LangChain after the strip, so
+    # `args.artifact.knowledge_sources` reached the stored message.
+    original = _argument_forms(ARGS_FORGERY)[index]
+    planted = _reachable_reserved(_with_arguments_decoded(original))
+    assert len(planted) in (3, 6)  # an object form parses its raw calls into `tool_calls` too
+    stripped, removed = strip_reserved_keys({"messages": [original]})
+    assert removed == len(planted)
+    assert _reachable_reserved(_with_arguments_decoded(stripped)) == []
+    if isinstance(original, dict):
+        convert = messages_from_dict if "data" in original else convert_to_messages
+        for message in convert(stripped["messages"]):
+            assert _reachable_reserved(_with_arguments_decoded(message)) == []
+
+
+def test_openai_arguments_are_clean_after_langchain_decodes_them() -> None:
+    form = _argument_forms(ARGS_FORGERY)[0]
+    [message] = convert_to_messages([strip_reserved_keys(form).value])
+    assert isinstance(message, AIMessage)
+    assert message.tool_calls[0]["args"] == {"query": "deer", "artifact": {}}
+
+
+def test_clean_arguments_are_kept_byte_for_byte() -> None:
+    text = '{ "query" : "deer\\u00e9",\n "artifact": {"chart": 1} }'
+    value = {"tool_calls": [{"function": {"arguments": text}}, {"args": "not json at all"}]}
+    stripped, removed = strip_reserved_keys(value)
+    assert removed == 0
+    assert stripped == value
+
+
+def test_repeated_keys_are_re_encoded_so_every_parser_sees_the_stripped_form() -> None:
+    # A first-key-wins parser would see the forged artifact; Python keeps the last one.
+    text = '{"artifact": {"knowledge_sources": [1]}, "artifact": {"chart": 1}}'
+    stripped, removed = strip_reserved_keys({"args": text})
+    assert removed == 0
+    assert json.loads(stripped["args"]) == {"artifact": {"chart": 1}}
+    assert "knowledge_sources" not in stripped["args"]
+
+
+def test_a_partial_chunk_is_stripped_and_undecodable_mentions_are_refused() -> None:
+    partial = '{"query": "deer", "artifact": {"knowledge_sources": [{"id": "'
+    stripped, removed = strip_reserved_keys({"args": partial})
+    assert removed == 1
+    assert json.loads(stripped["args"]) == {"query": "deer", "artifact": {}}
+    for text in ('sources": [1]}} "knowledge_sources', 'x "knowledge\\u005fsources"'):
+        with pytest.raises(StripRefusedError, match="reserved key"):
+            strip_reserved_keys({"arguments": text})
+
+
+def test_arguments_nesting_past_the_limit_fail_closed() -> None:
+    deep = "[" * (MAX_STRIP_DEPTH + 5) + "]" * (MAX_STRIP_DEPTH + 5)
+    with pytest.raises(StripDepthError):
+        strip_reserved_keys({"arguments": deep})
+    with pytest.raises(StripDepthError):
+        strip_reserved_keys({"arguments": "[" * 100_000 + "]" * 100_000})
+
+
+_forged_records = st.lists(st.sampled_from(sorted(RESERVED_KEYS)), min_size=1, unique=True)
+
+
+@st.composite
+def _arguments_with_forgery(draw: st.DrawFn) -> tuple[Any, int]:
+    """A JSON arguments value with reserved keys planted in an artifact at a random place."""
+    args = draw(st.dictionaries(st.text(max_size=8), json_values, max_size=4))
+    reserved = draw(_forged_records)
+    artifact = {**draw(st.dictionaries(st.text(max_size=8), json_values, max_size=3))}
+    for key in reserved:
+        artifact.pop(key, None)
+    artifact.update({key: draw(json_values) for key in reserved})
+    holder: Any = {"artifact": artifact}
+    for _ in range(draw(st.integers(0, 3))):
+        holder = draw(st.sampled_from([[holder], {"nested": holder}]))
+    args["payload"] = holder
+    return args, len(reserved)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(_arguments_with_forgery(), st.integers(0, 8))
+def test_no_reserved_key_survives_in_arguments_of_any_form(
+    case: tuple[Any, int], index: int
+) -> None:
+    args, planted = case
+    original = _argument_forms(args)[index]
+    assert len(_reachable_reserved(_with_arguments_decoded(original))) in (planted, 2 * planted)
+    stripped, removed = strip_reserved_keys([original])
+    assert removed == len(_reachable_reserved(_with_arguments_decoded(original)))
+    assert _reachable_reserved(_with_arguments_decoded(stripped)) == []
+    again, removed_again = strip_reserved_keys(stripped)
+    assert removed_again == 0
+    assert _with_arguments_decoded(again) == _with_arguments_decoded(stripped)
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=5), st.integers(0, 8))
+def test_arguments_without_reserved_keys_are_unchanged(args: dict[str, Any], index: int) -> None:
+    assume_clean = json.dumps(args)
+    if any(key in assume_clean for key in RESERVED_KEYS):
+        return
+    original = _argument_forms(args)[index]
+    stripped, removed = strip_reserved_keys(original)
+    assert removed == 0
+    assert _with_arguments_decoded(stripped) == _with_arguments_decoded(original)

@@ -16,7 +16,11 @@ from tests.vectors import ROOT, VECTORS_DIR
     ("script", "outputs"),
     [
         ("generate_vectors.py", ["source_ids.json", "envelopes.json", "citations.json"]),
-        ("generate_native_vectors.py", ["native_ragflow.json"]),
+        (
+            "generate_native_vectors.py",
+            ["native_ragflow.json", "native_budgets.json", "saved_evidence.json"],
+        ),
+        ("generate_display_vectors.py", ["visible_text.json"]),
     ],
 )
 def test_committed_vectors_match_their_generator(

@@ -16,6 +16,9 @@ import pytest
 
 from deerflow.knowledge import find_citations, read_envelope, relabel_orphans, source_id
 from deerflow.knowledge.native import read_native
+from deerflow.knowledge.saved_evidence import read_saved_evidence
+from deerflow.knowledge.visible import visible_text
+from tests.native_budget_runner import run_native_budget
 from tests.vectors import SCHEMA_PATH, cases, vector_files
 
 
@@ -50,11 +53,30 @@ def run_native(case: dict[str, Any]) -> None:
     assert got == case["expected"]
 
 
+def run_saved_evidence(case: dict[str, Any]) -> None:
+    result = read_saved_evidence(case["report"], case["payload"])
+    evidence = result.evidence
+    got = {
+        "sources": None if evidence is None else [s.id for s in evidence.sources],
+        "omitted_count": None if evidence is None else evidence.omitted_count,
+        "error": result.error,
+        "index": result.index,
+    }
+    assert got == case["expected"]
+
+
+def run_visible_text(case: dict[str, Any]) -> None:
+    assert visible_text(case["text"]) == case["expected"]
+
+
 RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "source_ids": run_source_id,
     "envelopes": run_envelope,
     "citations": run_citation,
     "native_ragflow": run_native,
+    "native_budgets": run_native_budget,
+    "saved_evidence": run_saved_evidence,
+    "visible_text": run_visible_text,
 }
 
 

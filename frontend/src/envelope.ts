@@ -26,6 +26,7 @@ import {
 } from "./contract.js";
 import { SHARED_HANDLE_PREFIX, SHARED_ID_SYNTAX } from "./citations.js";
 import { sourceId } from "./ids.js";
+import { LinearNeedle, searchWork, startsAt } from "./substring.js";
 
 export { RESERVED_KEYS } from "./contract.js";
 
@@ -153,7 +154,7 @@ function verify(
   if (recomputed !== source.id) return "id_mismatch";
   if (accepted.has(source.id)) return "duplicate";
   if (!text.hasHandle(source.id)) return "handle_missing";
-  if (!text.hasExcerpt(source.excerpt)) return "excerpt_missing";
+  if (!text.hasExcerpt(source.id, source.excerpt)) return "excerpt_missing";
   return freezeSource(source);
 }
 
@@ -170,25 +171,66 @@ function freezeSource(source: KnowledgeSource): KnowledgeSource {
   return Object.freeze(out) as unknown as KnowledgeSource;
 }
 
-/** The message's text parts; a handle or an excerpt must lie wholly inside one of them. */
+// Writers put the excerpt at the start of the line after its handle's line (or after one locator
+// line), so the common case is settled near the record's first handle with a bounded check.
+const EXCERPT_WINDOW = 4_096;
+const NEAR_LINES = 2;
+const NEWLINE = 0x0a;
+
+/**
+ * The message's text parts, each record's first handle, and every excerpt looked up so far. A
+ * handle or an excerpt must lie wholly inside one part. Each distinct excerpt is searched at most
+ * once, whatever the number of records carrying it or of handle occurrences, so a read costs
+ * O(content × distinct excerpts + artifact) characters examined, never multiplied by handles.
+ */
 class MessageText {
-  private readonly handles = new Set<string>();
+  private readonly firstHandle = new Map<string, readonly [number, number]>();
+  private readonly found = new Map<string, boolean>();
 
   constructor(private readonly parts: readonly string[]) {
     const handle = new RegExp(`${SHARED_HANDLE_PREFIX}(${SHARED_ID_SYNTAX})`, "g");
-    for (const part of parts) {
+    parts.forEach((part, partIndex) => {
       for (const match of part.matchAll(handle)) {
         const id = match[1];
-        if (id !== undefined) this.handles.add(id);
+        if (id !== undefined && !this.firstHandle.has(id)) {
+          this.firstHandle.set(id, [partIndex, match.index + match[0].length]);
+        }
       }
-    }
+    });
   }
 
   hasHandle(id: string): boolean {
-    return this.handles.has(id);
+    return this.firstHandle.has(id);
   }
 
-  hasExcerpt(excerpt: string): boolean {
-    return this.parts.some((part) => part.includes(excerpt));
+  hasExcerpt(id: string, excerpt: string): boolean {
+    let found = this.found.get(excerpt);
+    if (found === undefined) {
+      found = this.nearHandle(id, excerpt) || this.anywhere(excerpt);
+      this.found.set(excerpt, found);
+    }
+    return found;
+  }
+
+  private nearHandle(id: string, excerpt: string): boolean {
+    const first = this.firstHandle.get(id);
+    if (first === undefined) return false;
+    const part = this.parts[first[0]] ?? "";
+    let at = first[1];
+    const limit = Math.min(part.length, at + EXCERPT_WINDOW);
+    let found = false;
+    for (let line = 0; line < NEAR_LINES && !found; line++) {
+      while (at < limit && part.charCodeAt(at) !== NEWLINE) at++;
+      if (at >= limit) break;
+      at++;
+      found = startsAt(part, excerpt, at);
+    }
+    searchWork.examined += at - first[1];
+    return found;
+  }
+
+  private anywhere(excerpt: string): boolean {
+    const needle = new LinearNeedle(excerpt);
+    return this.parts.some((part) => needle.indexIn(part) !== -1);
   }
 }

@@ -110,6 +110,7 @@ export type {
   SourceResolverOptions,
 } from "./resolve.js";
 export { EXTERNAL_LINK_REL, classifyHref, isSafeHref, safeExternalUrl } from "./url.js";
+export { INVISIBLE_FORMAT_RANGES, visibleText } from "./visible.js";
 export type { HrefKind, SafeHref } from "./url.js";
 export {
   CitationChip,
@@ -130,6 +131,7 @@ export type {
   KnowledgeLabels,
   KnowledgeMarkdownProps,
   LookupSourceProps,
+  SavedEvidenceSourceProps,
   SourcesPanelProps,
   WebCitationProps,
 } from "./components/index.js";
@@ -154,3 +156,10 @@ export type {
   NativeRejectionReason,
   NativeSource,
 } from "./native.js";
+export {
+  MAX_SAVED_PAYLOAD_CHARS,
+  MAX_SAVED_SOURCES,
+  readSavedEvidence,
+  savedEvidenceLookup,
+} from "./savedEvidence.js";
+export type { SavedEvidence, SavedEvidenceError, SavedEvidenceResult } from "./savedEvidence.js";

@@ -32,6 +32,7 @@ import {
 } from "./citations.js";
 import { readEnvelope } from "./envelope.js";
 import { readNative, type NativeReadResult, type NativeSource } from "./native.js";
+import { visibleText } from "./visible.js";
 
 /** A shared (content-addressed) record that verified. */
 export interface ResolvedSharedSource {
@@ -109,9 +110,13 @@ export interface SourceDisplay {
   readonly kind: "shared" | "native";
   readonly id: string;
   readonly provider: string;
-  /** The verified title (shared `title`, native `document_name`); null when the provider gave none. */
+  /**
+   * The verified title (shared `title`, native `document_name`) for display: invisible format
+   * characters spelled `<U+XXXX>` (`visibleText`); null when the provider gave none.
+   */
   readonly title: string | null;
   readonly excerpt: string;
+  /** For display, like `title`. */
   readonly datasetName: string | null;
   readonly pages: readonly number[];
   /** An http(s) URL from the provider's evidence (shared records only). */
@@ -169,9 +174,9 @@ export function describeSource(source: ResolvedSource): SourceDisplay {
       kind: "shared",
       id: source.id,
       provider: record.provider,
-      title: record.title,
+      title: visibleText(record.title),
       excerpt: record.excerpt,
-      datasetName: record.dataset_name ?? null,
+      datasetName: record.dataset_name === undefined ? null : visibleText(record.dataset_name),
       pages: record.page === undefined ? [] : [record.page],
       url: record.url ?? null,
       truncated: false,
@@ -182,9 +187,9 @@ export function describeSource(source: ResolvedSource): SourceDisplay {
     kind: "native",
     id: source.id,
     provider: record.provider,
-    title: record.document_name.trim() === "" ? null : record.document_name,
+    title: record.document_name.trim() === "" ? null : visibleText(record.document_name),
     excerpt: record.text,
-    datasetName: record.dataset_name.trim() === "" ? null : record.dataset_name,
+    datasetName: record.dataset_name.trim() === "" ? null : visibleText(record.dataset_name),
     pages: record.pages,
     url: null,
     truncated: record.truncated,

@@ -16,6 +16,7 @@ const PUBLIC_EXPORTS = [
   "ID_DOMAIN_TAG",
   "ID_HEX_CHARS",
   "ID_PATTERN",
+  "INVISIBLE_FORMAT_RANGES",
   "InertCitation",
   "KNOWLEDGE_SANITIZE_SCHEMA",
   "KNOWLEDGE_SOURCES_KEY",
@@ -33,6 +34,8 @@ const PUBLIC_EXPORTS = [
   "MAX_PAGE",
   "MAX_PLAIN_RELABEL_PASSES",
   "MAX_PROVIDER_CHARS",
+  "MAX_SAVED_PAYLOAD_CHARS",
+  "MAX_SAVED_SOURCES",
   "MAX_SOURCES",
   "MAX_TITLE_CHARS",
   "MAX_URL_CHARS",
@@ -91,9 +94,11 @@ const PUBLIC_EXPORTS = [
   "parseMarkdown",
   "readEnvelope",
   "readNative",
+  "readSavedEvidence",
   "relabelOrphans",
   "remarkCitations",
   "safeExternalUrl",
+  "savedEvidenceLookup",
   "sourceId",
   "sourceLookupFrom",
   "summarizeCitations",
@@ -101,6 +106,7 @@ const PUBLIC_EXPORTS = [
   "useCitationLookup",
   "utf16ToCodePointIndex",
   "validateRecordFields",
+  "visibleText",
 ];
 
 it("keeps the sorted public export list stable", () => {

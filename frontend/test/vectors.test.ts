@@ -13,6 +13,8 @@ import { describe, expect, it } from "vitest";
 
 import { findCitations, readEnvelope, relabelOrphans, sourceId } from "../src/index.js";
 import { readNative } from "../src/native.js";
+import { readSavedEvidence } from "../src/savedEvidence.js";
+import { visibleText } from "../src/visible.js";
 
 const CONTRACTS = fileURLToPath(new URL("../../contracts/", import.meta.url));
 const VECTORS = `${CONTRACTS}vectors/`;
@@ -92,6 +94,55 @@ const RUNNERS: Readonly<Record<string, Runner>> = {
         rejected: result.rejected.map(({ index, reason }) => ({ index, reason })),
         error: result.error,
       }).toStrictEqual(vector["expected"]);
+    });
+  },
+
+  saved_evidence(file) {
+    eachCase(file, (vector) => {
+      const result = readSavedEvidence(vector["report"], vector["payload"]);
+      expect({
+        sources: result.evidence === null ? null : result.evidence.sources.map((source) => source.id),
+        omitted_count: result.evidence === null ? null : result.evidence.omittedCount,
+        error: result.error,
+        index: result.index,
+      }).toStrictEqual(vector["expected"]);
+    });
+  },
+
+  // The budget itself runs in Python (the middleware); what reaches the browser must read back
+  // exactly: the retained records verify, their texts are wholly in the content, and every
+  // `#knowledge-` left is the destination of a retained entry's link.
+  native_budgets(file) {
+    const handle = /#(?:user-content-)?knowledge-/g;
+    const link = /\]\(#knowledge-([a-f0-9]{32}-[1-9][0-9]{0,2})\)/g;
+    eachCase(file, (vector) => {
+      const expected = vector["expected"] as {
+        generic: boolean;
+        content?: string;
+        artifact: unknown;
+        kept?: string[];
+      };
+      if (expected.generic) {
+        expect(expected.artifact).toStrictEqual(vector["artifact"]);
+        return;
+      }
+      const content = expected.content ?? "";
+      expect([...content].length).toBeLessThanOrEqual(vector["max_chars"] as number);
+      const result = readNative(content, expected.artifact, vector["tool_name"]);
+      expect(result.error).toBeNull();
+      expect(result.rejected).toEqual([]);
+      expect(result.sources.map((source) => source.id)).toEqual(expected.kept);
+      for (const source of result.sources) expect(content.includes(source.text)).toBe(true);
+      const handles = [...content.matchAll(handle)].map((match) => match.index);
+      const links = [...content.matchAll(link)];
+      expect(handles).toEqual(links.map((match) => match.index + 2));
+      expect(links.map((match) => match[1])).toEqual(expected.kept);
+    });
+  },
+
+  visible_text(file) {
+    eachCase(file, (vector) => {
+      expect(visibleText(vector["text"] as string)).toBe(vector["expected"]);
     });
   },
 };

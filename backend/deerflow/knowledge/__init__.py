@@ -1,7 +1,13 @@
 """deerflow.knowledge: retrieval evidence that every reader re-verifies.
 
-The public API is re-exported here; see README.md and contracts/README.md.
+The public API is re-exported here; see README.md and contracts/README.md. The pure core (ids,
+contract, envelope, citations, budget, native snapshots, formatting, the trust boundary) is
+imported eagerly; the names built on LangChain (the tool, the task tool, the middleware) load on
+first use, so importing the package costs about as much as importing pydantic.
 """
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from deerflow.knowledge.budget import prune_evidence
 from deerflow.knowledge.citations import (
@@ -40,13 +46,7 @@ from deerflow.knowledge.envelope import (
     text_parts,
 )
 from deerflow.knowledge.formatting import FormattedResult, citation_link, format_result
-from deerflow.knowledge.forwarding import (
-    SourceAccumulator,
-    forward_cited_sources,
-    make_task_tool,
-)
 from deerflow.knowledge.ids import source_id
-from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.native import (
     NATIVE_TOOL_NAMES,
     NativeReadResult,
@@ -54,10 +54,8 @@ from deerflow.knowledge.native import (
     NativeSource,
     build_native_snapshot,
     native_handle,
-    prune_native_snapshot,
     read_native,
 )
-from deerflow.knowledge.tools import make_knowledge_tool, search_text
 from deerflow.knowledge.trust import (
     StripDepthError,
     Stripped,
@@ -65,6 +63,25 @@ from deerflow.knowledge.trust import (
     StripTypeError,
     strip_reserved_keys,
 )
+
+if TYPE_CHECKING:
+    from deerflow.knowledge.forwarding import (
+        SourceAccumulator,
+        forward_cited_sources,
+        make_task_tool,
+    )
+    from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
+    from deerflow.knowledge.tools import make_knowledge_tool, search_text
+
+# Public names whose modules import LangChain / LangGraph: resolved by ``__getattr__`` (PEP 562).
+_LAZY = {
+    "SourceAccumulator": "deerflow.knowledge.forwarding",
+    "ToolOutputBudgetMiddleware": "deerflow.knowledge.middleware",
+    "forward_cited_sources": "deerflow.knowledge.forwarding",
+    "make_knowledge_tool": "deerflow.knowledge.tools",
+    "make_task_tool": "deerflow.knowledge.forwarding",
+    "search_text": "deerflow.knowledge.tools",
+}
 
 __all__ = [
     "CITATION_LABEL_PREFIX",
@@ -112,7 +129,6 @@ __all__ = [
     "make_task_tool",
     "native_handle",
     "prune_evidence",
-    "prune_native_snapshot",
     "read_envelope",
     "read_native",
     "relabel_orphans",
@@ -121,3 +137,16 @@ __all__ = [
     "strip_reserved_keys",
     "text_parts",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

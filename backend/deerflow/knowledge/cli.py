@@ -1,19 +1,34 @@
 """The ``deerflow-knowledge`` command line: index, search, verify, serve.
 
-Exit codes: 0 success; 1 the work failed (a search error, or ``verify`` found a forged citation);
-2 bad usage or unreadable input. Errors are one ``Error: …`` line on stderr. Text that came from
-documents, providers or threads is printed as plain text (never as console markup) with control
-characters replaced, and API keys are never printed.
+Exit codes, the same for every command (README "Local index and CLI"):
+
+* 0 (``EXIT_OK``): done.
+* 1 (``EXIT_FINDING``): the command worked and found a problem: ``verify`` met a forged citation.
+* 2 (``EXIT_USAGE``): the caller's or the operator's mistake, nothing was tried: bad arguments
+  (typer's own usage errors are 2 too), an empty query, an unknown provider, a bad config file, no
+  index yet, a missing extra or integration, a port already in use.
+* 3 (``EXIT_UPSTREAM``): a provider or service failed: LightRAG / RAGFlow unreachable, refusing
+  the key or failing; the checkpoint database unreachable; indexing that failed midway.
+
+Every failure is one ``Error: …`` line on stderr (library warnings about the same failure are
+not printed as well). Text that came from documents, providers or threads is printed as plain
+text (never as console markup) with control characters replaced; API keys and URL passwords are
+never printed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import re
+import socket
+import sqlite3
+import urllib.parse
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, NoReturn
@@ -25,7 +40,7 @@ from rich.table import Table
 from rich.text import Text
 
 from deerflow.knowledge.citations import find_citations
-from deerflow.knowledge.contract import RetrievalProvider
+from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalProvider, RetrievalResult
 from deerflow.knowledge.envelope import (
     KNOWLEDGE_SOURCES_KEY,
     RETRIEVAL_SOURCES_KEY,
@@ -33,20 +48,32 @@ from deerflow.knowledge.envelope import (
     text_parts,
 )
 from deerflow.knowledge.native import read_native
-from deerflow.knowledge.providers._http import ProviderError
+from deerflow.knowledge.providers.errors import (
+    ProviderConfigError,
+    ProviderError,
+    ProviderQueryError,
+)
+from deerflow.knowledge.saved_evidence import SavedReport, read_saved_export
 from deerflow.knowledge.settings import (
     PROVIDER_NAMES,
     KnowledgeSettings,
     build_provider,
     load_settings,
 )
+from deerflow.knowledge.visible import visible_text
 
 __all__ = [
+    "CHECKPOINT_PROBE_SECONDS",
     "CITATION_STATUSES",
+    "EXIT_FINDING",
+    "EXIT_OK",
+    "EXIT_UPSTREAM",
+    "EXIT_USAGE",
     "CitationAudit",
     "CitationStatus",
     "ThreadFormatError",
     "app",
+    "audit_saved_export",
     "audit_thread",
     "main",
     "thread_messages",
@@ -60,6 +87,12 @@ CITATION_STATUSES: Final[tuple[CitationStatus, ...]] = (
     "forged",
     "web",
 )
+EXIT_OK: Final = 0
+EXIT_FINDING: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_UPSTREAM: Final = 3
+#: How long ``serve`` waits for the checkpoint database before giving up (exit 3).
+CHECKPOINT_PROBE_SECONDS: Final = 30.0
 _EXCERPT_PREVIEW_CHARS: Final = 400
 _UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
@@ -68,6 +101,8 @@ app = typer.Typer(
     help="Verifiable knowledge retrieval for LLM agents: build a local index, search any "
     "provider through the real knowledge_search tool, audit the citations of a saved thread, "
     "and run the reference gateway.",
+    epilog="Exit codes: 0 ok; 1 a finding (verify: a forged citation); 2 usage or configuration "
+    "error; 3 provider or upstream failure.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -86,13 +121,33 @@ def main() -> None:
 
 
 def _safe(text: object) -> Text:
-    """Untrusted text for the terminal: no markup, no control characters (newline and tab kept)."""
-    return Text(_UNSAFE_RE.sub("\ufffd", str(text)))
+    """Untrusted text for the terminal: no markup, no control characters (newline and tab kept),
+    invisible format characters such as bidi overrides spelled ``<U+XXXX>``."""
+    return Text(_UNSAFE_RE.sub("\ufffd", visible_text(str(text))))
 
 
-def _fail(message: str, code: int = 1) -> NoReturn:
+def _fail(message: str, code: int) -> NoReturn:
     _err.print(_safe(f"Error: {message}"), style="red", soft_wrap=True)
     raise typer.Exit(code)
+
+
+def _exit_code(error: ProviderError) -> int:
+    """Whose fault: the caller's or operator's settings (2), or the provider's (3)."""
+    return (
+        EXIT_USAGE if isinstance(error, ProviderConfigError | ProviderQueryError) else EXIT_UPSTREAM
+    )
+
+
+@contextmanager
+def _quiet_library() -> Iterator[None]:
+    """The command reports each failure itself, once: library warnings would repeat it."""
+    logger = logging.getLogger("deerflow.knowledge")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _print_json(value: Any) -> None:
@@ -166,14 +221,14 @@ def _settings(
             ragflow_datasets=tuple(datasets or ()),
         )
     except ProviderError as exc:
-        _fail(str(exc), 2)
+        _fail(str(exc), EXIT_USAGE)
     if base_url is not None:
         if settings.provider == "lightrag":
             settings = replace(settings, lightrag_base_url=base_url)
         elif settings.provider == "ragflow":
             settings = replace(settings, ragflow_base_url=base_url)
         else:
-            _fail("--base-url applies to the lightrag and ragflow providers only.", 2)
+            _fail("--base-url applies to the lightrag and ragflow providers only.", EXIT_USAGE)
     return settings
 
 
@@ -181,7 +236,7 @@ def _provider(settings: KnowledgeSettings) -> RetrievalProvider:
     try:
         return build_provider(settings.provider, settings)
     except ProviderError as exc:
-        _fail(str(exc), 2)
+        _fail(str(exc), EXIT_USAGE)
 
 
 def _close(provider: object) -> None:
@@ -222,20 +277,22 @@ def index(
     try:
         provider = LocalProvider(settings.index_path)
     except ProviderError as exc:
-        _fail(str(exc), 2)
+        _fail(str(exc), EXIT_USAGE)
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # the report lists damaged files
-    logging.getLogger("deerflow.knowledge.providers.local").setLevel(logging.ERROR)
 
-    with Progress(
-        TextColumn("[bold]Indexing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[current]}", markup=False),
-        console=_err,
-        transient=True,
-        disable=json_output,
-    ) as bar:
+    with (
+        _quiet_library(),
+        Progress(
+            TextColumn("[bold]Indexing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[current]}", markup=False),
+            console=_err,
+            transient=True,
+            disable=json_output,
+        ) as bar,
+    ):
         task = bar.add_task("index", total=None, current="")
 
         def advance(event: IndexProgress) -> None:
@@ -246,7 +303,10 @@ def index(
         try:
             report = provider.index(root, progress=advance)
         except ProviderError as exc:
-            _fail(str(exc))
+            _fail(str(exc), _exit_code(exc))
+        except (OSError, sqlite3.Error) as exc:  # the index path: missing folder, not a database
+            detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            _fail(f"cannot write the index {settings.index_path} ({detail}).", EXIT_USAGE)
 
     if json_output:
         _print_json(
@@ -319,24 +379,61 @@ def search(
 
     The tool's artifact is read back with read_envelope (the same reader every consumer uses), so
     each source shown here has been re-verified: its id recomputes and its handle and excerpt are
-    in the content. Exits 1 when the tool reports an error.
+    in the content. When the tool reports an error the exit code says whose fault it is: 2 for
+    the query or the settings (an empty query, no index yet), 3 for the provider.
     """
+    from deerflow.knowledge.tools import MAX_QUERY_CHARS
+
+    if not query.strip():
+        _fail("the query is empty; say what to look for.", EXIT_USAGE)
+    if len(query.strip()) > MAX_QUERY_CHARS:
+        _fail(f"the query is longer than {MAX_QUERY_CHARS} characters.", EXIT_USAGE)
     settings = _settings(
         config=config, provider=provider, index=index_file, base_url=base_url, datasets=dataset
     )
-    retrieval = _provider(settings)
+    retrieval = _Recording(_provider(settings))
     try:
-        content, artifact = asyncio.run(_invoke(retrieval, query))
+        with _quiet_library():
+            content, artifact = asyncio.run(_invoke(retrieval, query))
     finally:
-        _close(retrieval)
+        _close(retrieval.inner)
+    failed = content.startswith("Error:")
+    code = _exit_code(retrieval.error) if retrieval.error is not None else EXIT_UPSTREAM
     if json_output:
         _print_json({"content": content, "artifact": artifact})
-        if content.startswith("Error:"):
-            raise typer.Exit(1)
+        if failed:
+            raise typer.Exit(code)
         return
-    if content.startswith("Error:"):
-        _fail(content.removeprefix("Error:").strip())
+    if failed:
+        _fail(content.removeprefix("Error:").strip(), code)
     _show_search(retrieval.name, content, artifact, raw=raw)
+
+
+class _Recording:
+    """A provider that remembers the error it raised, so the exit code can name whose fault it
+    was while the tool still turns it into its usual ``Error: …`` content."""
+
+    def __init__(self, inner: RetrievalProvider) -> None:
+        self.inner = inner
+        self.error: ProviderError | None = None
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def capabilities(self) -> KnowledgeCapabilities:
+        return self.inner.capabilities
+
+    async def search(self, query: str, *, limit: int | None = None) -> RetrievalResult:
+        try:
+            return await self.inner.search(query, limit=limit)
+        except ProviderError as exc:
+            self.error = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:  # format_for_tool, tool_description, ...
+        return getattr(self.inner, name)
 
 
 async def _invoke(provider: RetrievalProvider, query: str) -> tuple[str, Any]:
@@ -537,6 +634,32 @@ def audit_thread(messages: list[dict[str, Any]]) -> list[CitationAudit]:
     return audits
 
 
+def audit_saved_export(
+    reports: list[SavedReport],
+) -> tuple[list[dict[str, Any]], list[CitationAudit]]:
+    """Audit each exported report's citations against its own saved evidence only.
+
+    Verified: the evidence passed ``read_saved_evidence`` and holds the id. Forged: the evidence
+    was rejected whole (the reason is its error) and its payload names the id. Otherwise the
+    evidence is not loaded. Each report counts as one assistant message.
+    """
+    messages: list[dict[str, Any]] = []
+    audits: list[CitationAudit] = []
+    for index, saved in enumerate(reports):
+        evidence, error = saved.result.evidence, saved.result.error
+        verified = {s.id: s.document_name for s in evidence.sources} if evidence else {}
+        failed: dict[str, str] = {}
+        snapshot = (
+            saved.payload.get(KNOWLEDGE_SOURCES_KEY) if isinstance(saved.payload, Mapping) else None
+        )
+        records = snapshot.get("sources") if isinstance(snapshot, Mapping) else None
+        if error is not None and isinstance(records, list):
+            failed = {rid: error for r in records if (rid := _record_id(r)) is not None}
+        messages.append({"role": "ai", "content": saved.report, "artifact": None, "name": None})
+        audits.extend(_audit(index, c, verified, failed) for c in find_citations(saved.report))
+    return messages, audits
+
+
 def _collect_evidence(
     content: object,
     artifact: object,
@@ -621,7 +744,11 @@ def verify(
     thread: Annotated[
         Path,
         typer.Argument(
-            help="Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list.",
+            help=(
+                "Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list; "
+                "or a DeerFlow batch export (JSON or JSON Lines items with result and "
+                "result_artifact)."
+            ),
             show_default=False,
             dir_okay=False,
         ),
@@ -638,14 +765,19 @@ def verify(
     cannot be read, otherwise 0.
     """
     try:
-        data = json.loads(thread.read_text(encoding="utf-8"))
-        messages = thread_messages(data)
+        text = thread.read_text(encoding="utf-8")
+        saved = read_saved_export(text)  # a batch export: reports beside their saved evidence
+        if saved is None:
+            messages = thread_messages(json.loads(text))
     except OSError as exc:
-        _fail(f"cannot read {thread} ({exc.strerror or type(exc).__name__}).", 2)
+        _fail(f"cannot read {thread} ({exc.strerror or type(exc).__name__}).", EXIT_USAGE)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, format
         detail = str(exc) if isinstance(exc, ThreadFormatError) else type(exc).__name__
-        _fail(f"{thread} is not a saved thread ({detail}).", 2)
-    audits = audit_thread(messages)
+        _fail(f"{thread} is not a saved thread ({detail}).", EXIT_USAGE)
+    if saved is None:
+        audits = audit_thread(messages)
+    else:
+        messages, audits = audit_saved_export(saved)
     counts: Counter[str] = Counter(audit.status for audit in audits)
     forged = counts["forged"] > 0
     if json_output:
@@ -662,7 +794,7 @@ def verify(
     else:
         _show_audit(thread, messages, audits, counts)
     if forged:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FINDING)
 
 
 def _show_audit(
@@ -726,13 +858,20 @@ def serve(
     base_url: BaseUrlOption = None,
     dataset: DatasetOption = None,
 ) -> None:
-    """Run the reference gateway (FastAPI + LangGraph) with the bundled chat page."""
+    """Run the reference gateway (FastAPI + LangGraph) with the bundled chat page.
+
+    Everything is checked before the URL is announced: the provider settings, the chat model,
+    the checkpoint store (a Postgres database must answer) and the port.
+    """
     try:
         import deerflow.knowledge.server as server
     except ModuleNotFoundError as exc:
         if exc.name is None or not exc.name.startswith("deerflow.knowledge.server"):
             raise
-        _fail("the gateway (deerflow.knowledge.server) is not available in this installation.")
+        _fail(
+            "the gateway (deerflow.knowledge.server) is not available in this installation.",
+            EXIT_USAGE,
+        )
     settings = _settings(
         config=config, provider=provider, index=index_file, base_url=base_url, datasets=dataset
     )
@@ -746,24 +885,93 @@ def serve(
             style="yellow",
             soft_wrap=True,
         )
-    chat_model = None
-    if model is not None:
-        if ":" not in model:
-            _fail("--model must look like provider:name, e.g. openai:gpt-4o-mini.", 2)
-        try:
-            from langchain.chat_models import init_chat_model
-
-            chat_model = init_chat_model(model)
-        except ImportError:
-            package = "langchain-" + model.split(":", 1)[0].replace("_", "-")
-            _fail(f"cannot build the chat model {model}: install its integration ({package}).", 2)
-        except Exception as exc:  # unknown provider, missing credentials
-            _fail(f"cannot build the chat model {model} ({type(exc).__name__}).", 2)
+    chat_model = _chat_model(model) if model is not None else None
     options: dict[str, Any] = {"model": chat_model, "model_label": model}
     if checkpoint is not None:
+        _check_checkpoint(server, checkpoint)
         options["checkpoint"] = checkpoint
     config_ = server.build_config(retrieval, **options)
-    server.serve(config_, host=host, port=port)
+    server.serve(config_, host=host, port=port, sock=_listen(host, port))
+
+
+def _chat_model(model: str) -> Any:
+    if ":" not in model:
+        _fail("--model must look like provider:name, e.g. openai:gpt-4o-mini.", EXIT_USAGE)
+    try:
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(model)
+    except ImportError:
+        package = "langchain-" + model.split(":", 1)[0].replace("_", "-")
+        _fail(
+            f"cannot build the chat model {model}: install its integration "
+            f"(pip install {package}).",
+            EXIT_USAGE,
+        )
+    except Exception as exc:  # unknown provider, missing credentials
+        _fail(f"cannot build the chat model {model} ({type(exc).__name__}).", EXIT_USAGE)
+
+
+def _is_postgres(target: str) -> bool:
+    return target.startswith(("postgres://", "postgresql://"))
+
+
+def _without_password(target: str) -> str:
+    parts = urllib.parse.urlsplit(target)
+    if parts.password is None:
+        return target
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def _check_checkpoint(server: Any, target: str) -> None:
+    """Open the checkpoint store once, as the gateway will, so a failure is one message."""
+    if not _is_postgres(target):
+        return  # a SQLite file: created on first use
+    try:
+        import langgraph.checkpoint.postgres  # noqa: F401 - the extra's presence is the check
+    except ImportError:
+        _fail(
+            "a Postgres checkpoint needs the postgres extra: "
+            "pip install 'deerflow-knowledge[postgres]'.",
+            EXIT_USAGE,
+        )
+
+    async def probe() -> None:
+        async with server.open_checkpointer(target):
+            pass
+
+    shown = _without_password(target)
+    try:
+        asyncio.run(asyncio.wait_for(probe(), CHECKPOINT_PROBE_SECONDS))
+    except TimeoutError:
+        _fail(
+            f"the checkpoint database {shown} did not answer within "
+            f"{CHECKPOINT_PROBE_SECONDS:.0f} s.",
+            EXIT_UPSTREAM,
+        )
+    except Exception as exc:  # psycopg's OperationalError and kin; its text names host and port
+        password = urllib.parse.urlsplit(target).password
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        if password:
+            detail = detail.replace(password, "***")
+        _fail(f"cannot open the checkpoint database {shown}: {detail}", EXIT_UPSTREAM)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind the port before anything is announced: a busy port is an error, not another URL."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            _fail(
+                f"port {port} on {host} is already in use; stop the other server or pick "
+                "another with --port.",
+                EXIT_USAGE,
+            )
+        reason = exc.strerror or type(exc).__name__
+        _fail(f"cannot listen on {host}:{port} ({reason}).", EXIT_USAGE)
 
 
 if __name__ == "__main__":  # pragma: no cover

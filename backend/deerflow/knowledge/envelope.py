@@ -13,6 +13,7 @@ from typing import Any, Final, Literal, Protocol
 
 from deerflow.knowledge.contract import (
     ENVELOPE_VERSION,
+    MAX_EXCERPT_CHARS,
     MAX_SOURCES,
     KnowledgeSource,
     normalized_record,
@@ -58,9 +59,18 @@ REJECTION_REASONS: Final = (
 )
 ENVELOPE_ERRORS: Final = ("not_an_array", "bad_version", "too_many_records")
 
-# How far after its handle an excerpt is looked for before the whole text is searched: writers put
-# the excerpt right after the handle's line, so the common case never scans the full content.
+# Writers put the excerpt at the start of the line after its handle's line (or after one locator
+# line), so the common case is settled with a bounded ``startswith`` near the record's first handle.
 _EXCERPT_WINDOW: Final = 4_096
+_NEAR_LINES: Final = 2
+# The fallback searches one haystack: the text parts joined by a lone surrogate, which no valid
+# excerpt contains (so a match never straddles two parts), padded to at least this length. CPython's
+# ``str.find`` is the two-way algorithm (at most 2n + m comparisons) once the haystack is at least
+# 30,000 characters and over 4/3 of the needle (Objects/stringlib/fastsearch.h, 3.10+); a needle
+# under 6 characters takes the simple loop, at most 5 comparisons a character. Below those sizes
+# the simple loop is O(n·m), so the padding keeps every search in the linear regime.
+_SEPARATOR: Final = "\ud800"
+_MIN_HAYSTACK: Final = 4 * MAX_EXCERPT_CHARS + 30_000
 
 
 def handle_for(source_id_: str) -> str:
@@ -139,24 +149,57 @@ def _is_version_one(value: object) -> bool:
     )
 
 
-class _Text:
-    """The message's text parts with every handle's positions found in one pass."""
+def _starts_at(text: str, excerpt: str, at: int) -> bool:
+    return text.startswith(excerpt, at)
 
-    __slots__ = ("handles", "parts")
+
+def _occurs(excerpt: str, haystack: str) -> bool:
+    return haystack.find(excerpt) != -1
+
+
+class _Text:
+    """The message's text parts, each record's first handle, and every excerpt looked up so far.
+
+    Each distinct excerpt is searched at most once, whatever the number of records carrying it or
+    of handle occurrences: the whole read costs O(content + artifact) characters examined.
+    """
+
+    __slots__ = ("_found", "_haystack", "first_handle", "parts")
 
     def __init__(self, parts: list[str]) -> None:
         self.parts = parts
-        self.handles: dict[str, list[tuple[int, int]]] = {}
+        self.first_handle: dict[str, tuple[int, int]] = {}
         for part_index, part in enumerate(parts):
             for match in _HANDLE_RE.finditer(part):
-                self.handles.setdefault(match.group(1), []).append((part_index, match.end()))
+                self.first_handle.setdefault(match.group(1), (part_index, match.end()))
+        self._found: dict[str, bool] = {}
+        self._haystack: str | None = None
 
     def has_excerpt(self, record_id: str, excerpt: str) -> bool:
-        window = len(excerpt) + _EXCERPT_WINDOW
-        for part_index, end in self.handles.get(record_id, ()):
-            if self.parts[part_index].find(excerpt, end, end + window) != -1:
+        found = self._found.get(excerpt)
+        if found is None:
+            found = self._near_handle(record_id, excerpt) or self._anywhere(excerpt)
+            self._found[excerpt] = found
+        return found
+
+    def _near_handle(self, record_id: str, excerpt: str) -> bool:
+        part_index, at = self.first_handle[record_id]
+        part = self.parts[part_index]
+        limit = at + _EXCERPT_WINDOW
+        for _ in range(_NEAR_LINES):
+            newline = part.find("\n", at, limit)
+            if newline == -1:
+                return False
+            at = newline + 1
+            if _starts_at(part, excerpt, at):
                 return True
-        return any(excerpt in part for part in self.parts)
+        return False
+
+    def _anywhere(self, excerpt: str) -> bool:
+        if self._haystack is None:
+            joined = _SEPARATOR.join(self.parts)
+            self._haystack = joined + _SEPARATOR * max(0, _MIN_HAYSTACK - len(joined))
+        return _occurs(excerpt, self._haystack)
 
 
 def read_envelope(content: object, artifact: object) -> ReadResult:
@@ -216,7 +259,7 @@ def _verify(
         return "id_mismatch"
     if record_id in accepted:
         return "duplicate"
-    if record_id not in text.handles:
+    if record_id not in text.first_handle:
         return "handle_missing"
     if not text.has_excerpt(record_id, record["excerpt"]):
         return "excerpt_missing"

@@ -3,8 +3,9 @@
 Every displayed cited hit shows a ready-to-copy ``[citation:Title](#knowledge-source-ID)`` link,
 the locators the provider really supplied, and its excerpt; only displayed excerpts enter the
 artifact, so the artifact always verifies against the content (``read_envelope``). A hit whose
-entry does not fit the remaining budget is left out whole and counted in a notice — evidence is
-never cut into something the reader would reject.
+entry does not fit the remaining budget is left out whole (``WholeEntries``, the rule the native
+budget follows too) and counted in a notice — evidence is never cut into something the reader
+would reject.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from deerflow.knowledge.contract import (
     is_valid_url,
 )
 from deerflow.knowledge.envelope import build_envelope, handle_for
+from deerflow.knowledge.fitting import WholeEntries
+from deerflow.knowledge.visible import visible_text
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -65,8 +68,10 @@ class FormattedResult:
 
 
 def escape_label(title: str) -> str:
-    """A title as link text: controls become spaces; ``\\``, ``[``, ``]`` and backticks escaped."""
-    return _LABEL_ESCAPE_RE.sub(r"\\\1", _CONTROL_RUN_RE.sub(" ", title))
+    """A title as link text: invisible format characters spelled ``<U+XXXX>`` (§8: a bidi override
+    must not reorder the label), controls become spaces; ``\\``, ``[``, ``]`` and backticks
+    escaped. The record keeps the exact title; only its display changes."""
+    return _LABEL_ESCAPE_RE.sub(r"\\\1", _CONTROL_RUN_RE.sub(" ", visible_text(title)))
 
 
 def citation_link(source: KnowledgeSource) -> str:
@@ -144,6 +149,7 @@ def format_result(
     # Reserve room for the largest notice this call could need, so adding it never overflows.
     budget = max_chars - len(_notice(len(hits)))
     content = header
+    room = WholeEntries(budget, used=len(header))  # entries carry their own separator
     sources: list[KnowledgeSource] = []
     seen: set[str] = set()
     shown = 0
@@ -168,7 +174,7 @@ def format_result(
         entry = (
             "\n\n" + line + ("\n" + locator_line if locator_line else "") + "\n" + excerpt + tail
         )
-        if len(content) + len(entry) > budget:
+        if not room.take(entry):
             omitted += 1
             continue
         content += entry

@@ -36,6 +36,7 @@ from deerflow.knowledge.envelope import (
     read_envelope,
     text_parts,
 )
+from deerflow.knowledge.fitting import WholeEntries
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.native import (
     NATIVE_TOOL_NAMES,
@@ -254,14 +255,13 @@ def forward_cited_sources(
     entries: list[str] = []
     shared: list[KnowledgeSource] = []
     native: list[NativeSource] = []
-    used = len(APPENDIX_HEADER)
+    room = WholeEntries(max_appendix_chars, used=len(APPENDIX_HEADER))
     for source in cited.values():
         if len(shared) + len(native) == limit:
             break
         entry = _ENTRY_SEPARATOR + _entry(source, len(entries) + 1)
-        if used + len(entry) > max_appendix_chars:
+        if not room.take(entry):
             continue  # too big for what is left: not forwarded, a smaller one may still fit
-        used += len(entry)
         entries.append(entry)
         if isinstance(source, KnowledgeSource):
             shared.append(source)

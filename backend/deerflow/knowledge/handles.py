@@ -14,6 +14,9 @@ from typing import Final, Literal
 
 __all__ = [
     "HANDLE_TOKEN_PATTERN",
+    "KNOWLEDGE_FRAGMENT_PATTERN",
+    "KNOWLEDGE_LINK_PATTERN",
+    "KNOWLEDGE_PREFIXES",
     "NATIVE_HANDLE_PREFIX",
     "NATIVE_ID_PATTERN",
     "NATIVE_LINK_PATTERN",
@@ -31,6 +34,8 @@ NATIVE_HANDLE_PREFIX: Final = "#knowledge-"
 #: What rehype-sanitize (GitHub's clobber rule) prefixes to fragments; both forms are handles.
 USER_CONTENT_PREFIX: Final = "user-content-"
 SHARED_HANDLE_PREFIXES: Final = (SHARED_HANDLE_PREFIX, f"#{USER_CONTENT_PREFIX}knowledge-source-")
+#: The start of every knowledge fragment, shared or native, in both forms.
+KNOWLEDGE_PREFIXES: Final = (NATIVE_HANDLE_PREFIX, f"#{USER_CONTENT_PREFIX}knowledge-")
 WEB_PREFIXES: Final = ("http://", "https://")
 
 #: A native record id: ``<call>-<n>``, ``n`` 1 to 999 without a leading zero (§7).
@@ -46,6 +51,16 @@ NATIVE_LINK_PATTERN: Final = re.compile(
 HANDLE_TOKEN_PATTERN: Final = re.compile(
     r"#(?:user-content-)?knowledge-(?:source-)?[0-9a-f]*(?:-[0-9]*)?"
 )
+
+#: Any knowledge link, and any knowledge fragment left after removing those: DeerFlow's rule for
+#: making a ``task`` synopsis plain text (the native budget). Both scans are linear: a label or
+#: destination stops at the next bracket, so no two match attempts read the same characters; and
+#: removing fragments cannot form a new one, since every character of the prefix after `#` is one
+#: the fragment pattern would have consumed.
+KNOWLEDGE_LINK_PATTERN: Final = re.compile(
+    r"\[([^\[\]\n]*)\]\(#(?:user-content-)?knowledge-[^()\[\]\s]*\)"
+)
+KNOWLEDGE_FRAGMENT_PATTERN: Final = re.compile(r"#(?:user-content-)?knowledge-[\w-]*")
 
 _SHARED_DESTINATION: Final = re.compile(r"#(?:user-content-)?knowledge-source-([0-9a-f]{32})")
 _NATIVE_DESTINATION: Final = re.compile(

@@ -7,6 +7,11 @@ shrinks while the artifact still claims every source — so after the cut this m
 :func:`~deerflow.knowledge.budget.prune_evidence`: records whose handle or excerpt are gone leave
 the artifact, and links to them become plain labels.
 
+A ``knowledge_search`` or ``task`` message with a readable native RAGFlow snapshot is not cut at
+all: :func:`~deerflow.knowledge.budget.budget_native` re-renders it from its records, whole entries
+only (DeerFlow's rule: never shorten an excerpt under an existing id). A ``task`` keeps a bounded
+synopsis of its report first — the generic cut, so an externalized report's path stays visible.
+
 The same budget applies to the ``ToolMessage`` history of every model request (``wrap_model_call``)
 — messages that arrived from run input, an old checkpoint or a subagent never went through the tool
 hook — so the model never sees evidence the budget cut. That pass changes only the request, not the
@@ -32,7 +37,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deerflow.knowledge.budget import preview_text, prune_evidence, truncate_text
+from deerflow.knowledge.budget import budget_native, preview_text, prune_evidence, truncate_text
 from deerflow.knowledge.envelope import text_parts
 
 __all__ = [
@@ -121,14 +126,37 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
         limit = self.limit_for(message.name)
         assert limit is not None
         text = _PART_SEPARATOR.join(text_parts(message.content))
-        cut, record = self._cut(text, limit, message.name, message.tool_call_id)
+        cut: str | None = None
+        record: dict[str, Any] = {}
+        if message.name == "task":  # its synopsis is the generic cut of the report
+            cut, record = self._cut(text, limit, message.name, message.tool_call_id)
+        native = budget_native(
+            message.content,
+            message.artifact,
+            tool_name=message.name,
+            max_chars=limit,
+            synopsis=cut or "",
+        )
+        artifact: Any = message.artifact
+        if native is not None:
+            cut, artifact = native.content, native.artifact
+            record = {
+                "original_chars": len(text),
+                "max_chars": limit,
+                **record,
+                "kind": record.get("kind", "truncated"),
+                "sources_kept": len(native.kept),
+                "sources_omitted": native.omitted,
+            }
+        elif cut is None:
+            cut, record = self._cut(text, limit, message.name, message.tool_call_id)
         content: str | list[str | dict[Any, Any]]
         if isinstance(message.content, str):
             content = cut
         else:  # list content: the text parts become one, other parts (images…) are kept after it
             others = [item for item in message.content if not _is_text_part(item)]
             content = [{"type": "text", "text": cut}, *others]
-        content, artifact = prune_evidence(content, message.artifact)
+        content, artifact = prune_evidence(content, artifact)
         metadata = {**message.response_metadata, BUDGET_METADATA_KEY: record}
         return message.model_copy(
             update={"content": content, "artifact": artifact, "response_metadata": metadata}

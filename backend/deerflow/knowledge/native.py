@@ -56,7 +56,6 @@ __all__ = [
     "native_handle",
     "native_link",
     "native_snapshot_of",
-    "prune_native_snapshot",
     "read_native",
 ]
 
@@ -203,28 +202,6 @@ def read_native(content: object, artifact: object, *, tool_name: object) -> Nati
         return _read(content, artifact, tool_name)
     except Exception:  # pragma: no cover - defence in depth: a reader must never raise
         return NativeReadResult(error="not_an_array")
-
-
-def prune_native_snapshot(content: object, snapshot: object) -> dict[str, Any] | None:
-    """The snapshot with only the valid records ``content`` still links to; None if none is left.
-
-    DeerFlow's budget rule: after content was cut, keep a native record only while its exact
-    destination is still in the text; ids and texts are never rewritten. Other snapshot keys are
-    kept. An unreadable snapshot (wrong version, ``sources`` not an array, over 100 records) yields
-    None: nothing in it can be verified.
-    """
-    try:
-        if not isinstance(snapshot, Mapping):
-            return None
-        result = _read_snapshot(content, snapshot)
-        if result.error is not None or not result.sources:
-            return None
-        pruned = {key: value for key, value in snapshot.items() if key != "sources"}
-        pruned["version"] = NATIVE_VERSION
-        pruned["sources"] = [source.to_record() for source in result.sources]
-        return pruned
-    except Exception:  # pragma: no cover - defence in depth
-        return None
 
 
 # --------------------------------------------------------------------------- internals

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
 from deerflow.knowledge.contract import RetrievalProvider
-from deerflow.knowledge.providers._http import ProviderConfigError
+from deerflow.knowledge.providers.errors import ProviderConfigError
 
 __all__ = [
     "DEFAULT_INDEX_PATH",

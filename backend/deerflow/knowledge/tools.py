@@ -20,7 +20,7 @@ from deerflow.knowledge.formatting import (
     check_budget,
     format_result,
 )
-from deerflow.knowledge.providers._http import ProviderError
+from deerflow.knowledge.providers.errors import ProviderError
 
 __all__ = [
     "DEFAULT_DESCRIPTION",

@@ -18,6 +18,15 @@ The input is never mutated. Containers and messages are copied the way ``copy.de
 instead of looping. Leaves (strings, numbers, unknown objects) are shared with the input. A value
 met in an artifact position is stripped even if the same object was already copied elsewhere.
 
+Tool-call arguments travel as JSON *strings* in some forms — OpenAI's ``tool_calls[].function.
+arguments`` (also under ``additional_kwargs``), ``tool_call_chunks[].args`` and
+``invalid_tool_calls[].args`` — and LangChain decodes them only after the boundary. So a string under
+an ``arguments`` or ``args`` key is decoded the way LangChain decodes it (``json.loads(strict=False)``,
+then its partial-JSON parser for a streamed chunk), walked like any other value, and re-encoded only
+if something was removed (or its objects repeat a key, which parsers resolve differently); otherwise
+the original string is kept byte for byte. A string no parser can decode is kept as well, unless it
+mentions a reserved key: then it is refused, since a later merge of chunks could complete it.
+
 It fails closed: containers it cannot copy faithfully (sets, deques, generators, dict views, …)
 and nesting past ``max_depth`` raise :class:`StripRefusedError` instead of passing through
 unvisited. An artifact that is not a mapping (a pydantic model, a dataclass) is stripped in its
@@ -28,16 +37,22 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+import re
+import sys
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, NamedTuple, TypeVar
 
-from langgraph.types import Send
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from deerflow.knowledge.envelope import RESERVED_KEYS
 
+if TYPE_CHECKING:
+    from langgraph.types import Send
+
 __all__ = [
+    "ARGUMENT_KEYS",
     "ARTIFACT_KEY",
     "MAX_STRIP_DEPTH",
     "StripDepthError",
@@ -51,6 +66,8 @@ __all__ = [
 #: walk refuses it (fail closed) rather than leaving an unvisited subtree that could hide evidence.
 MAX_STRIP_DEPTH: Final = 100
 ARTIFACT_KEY: Final = "artifact"
+#: Keys whose string value is a tool call's JSON-encoded arguments.
+ARGUMENT_KEYS: Final = frozenset({"arguments", "args"})
 
 T = TypeVar("T")
 
@@ -105,8 +122,16 @@ def _is_reserved(name: object) -> bool:
     return isinstance(name, str) and name in RESERVED_KEYS
 
 
+_JSON_ESCAPE_RE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _mentions_reserved(text: str) -> bool:
+    unescaped = _JSON_ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 16)), text)
+    return any(key in text or key in unescaped for key in RESERVED_KEYS)
+
+
 class _Walker:
-    __slots__ = ("artifact_memo", "in_progress", "max_depth", "memo", "removed")
+    __slots__ = ("artifact_memo", "decoded", "in_progress", "max_depth", "memo", "removed")
 
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
@@ -118,6 +143,8 @@ class _Walker:
         self.artifact_memo: dict[int, Any] = {}
         # Tuples are built after their items, so a cycle through one cannot use the memo.
         self.in_progress: set[int] = set()
+        # Values decoded from argument strings: kept alive so that their ids stay unique in memo.
+        self.decoded: list[Any] = []
 
     def walk(self, value: Any, depth: int) -> Any:
         if value is None or isinstance(value, _SCALARS):
@@ -139,7 +166,7 @@ class _Walker:
             return self._model(value, depth)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return self._dataclass(value, depth)
-        if isinstance(value, Send):
+        if _is_send(value):
             return self._send(value, depth)
         if isinstance(value, Iterable):
             raise StripTypeError(
@@ -181,11 +208,55 @@ class _Walker:
         clean: dict[Any, Any] = {}
         self.memo[id(value)] = clean
         for name, item in value.items():
-            if name == ARTIFACT_KEY:
-                clean[name] = self._strip_artifact(item, depth + 1)
-            else:
-                clean[name] = self.walk(item, depth + 1)
+            clean[name] = self._field(name, item, depth + 1)
         return clean
+
+    def _field(self, name: object, item: Any, depth: int) -> Any:
+        if name == ARTIFACT_KEY:
+            return self._strip_artifact(item, depth)
+        if isinstance(item, str) and name in ARGUMENT_KEYS:
+            return self._arguments(item, depth)
+        return self.walk(item, depth)
+
+    def _arguments(self, text: str, depth: int) -> str:
+        """Tool-call arguments encoded as JSON, stripped in their decoded form."""
+        repeated = False
+
+        def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+            nonlocal repeated
+            obj = dict(items)
+            repeated = repeated or len(obj) != len(items)
+            return obj
+
+        try:
+            decoded = json.loads(text, strict=False, object_pairs_hook=pairs)
+        except RecursionError:
+            raise StripDepthError("tool-call arguments nest too deeply") from None
+        except ValueError:
+            # LangChain's lenient decoder, imported only here so that the pure core stays free
+            # of langchain-core at import time.
+            from langchain_core.utils.json import parse_partial_json
+
+            try:
+                decoded = parse_partial_json(text)
+            except RecursionError:
+                raise StripDepthError("tool-call arguments nest too deeply") from None
+            except ValueError:
+                decoded = None
+            if decoded is None:
+                if _mentions_reserved(text):
+                    raise StripRefusedError(
+                        "tool-call arguments that are not JSON mention a reserved key"
+                    ) from None
+                return text
+        if not isinstance(decoded, dict | list):
+            return text
+        self.decoded.append(decoded)
+        before = self.removed
+        clean = self.walk(decoded, depth)
+        if self.removed == before and not repeated:
+            return text
+        return json.dumps(clean, ensure_ascii=False)
 
     def _list(self, value: list[Any], depth: int) -> list[Any]:
         clean: list[Any] = []
@@ -212,10 +283,7 @@ class _Walker:
         extra = dict(clean.__pydantic_extra__ or {})
         for store, target in ((fields, clean.__dict__), (extra, clean.__pydantic_extra__)):
             for name, item in store.items():
-                if name == ARTIFACT_KEY:
-                    target[name] = self._strip_artifact(item, depth + 1)  # type: ignore[index]
-                else:
-                    target[name] = self.walk(item, depth + 1)  # type: ignore[index]
+                target[name] = self._field(name, item, depth + 1)  # type: ignore[index]
         return clean
 
     def _send(self, value: Send, depth: int) -> Send:
@@ -223,7 +291,7 @@ class _Walker:
         self.in_progress.add(id(value))
         arg = self.walk(value.arg, depth + 1)
         self.in_progress.discard(id(value))
-        clean = Send(value.node, arg, timeout=value.timeout)
+        clean = type(value)(value.node, arg, timeout=value.timeout)
         self.memo[id(value)] = clean
         return clean
 
@@ -233,10 +301,14 @@ class _Walker:
         self.memo[id(value)] = clean
         for field in dataclasses.fields(value):
             item = getattr(value, field.name, None)
-            if field.name == ARTIFACT_KEY:
-                new = self._strip_artifact(item, depth + 1)
-            else:
-                new = self.walk(item, depth + 1)
+            new = self._field(field.name, item, depth + 1)
             if new is not item:
                 object.__setattr__(clean, field.name, new)
         return clean
+
+
+def _is_send(value: object) -> bool:
+    # A ``Send`` can exist only once langgraph.types is imported, so the walk need not import it
+    # (importing it costs the whole LangChain core; this module is part of the light core).
+    send = getattr(sys.modules.get("langgraph.types"), "Send", None)
+    return send is not None and isinstance(value, send)

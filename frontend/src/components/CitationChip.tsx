@@ -17,6 +17,7 @@ import {
 import { describeSource, type InertReason, type ResolvedSource, type SourceDisplay } from "../resolve.js";
 import { EXTERNAL_LINK_REL, displayHost, safeExternalUrl } from "../url.js";
 import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
+import { visibleText } from "../visible.js";
 
 export interface CitationChipProps {
   /** The verified source the citation resolved to. */
@@ -50,15 +51,15 @@ export function SourceDetails({
         <span className="dk-provider">{display.provider}</span>
         {display.datasetName !== null && (
           <span className="dk-dataset">
-            {labels.dataset}: {display.datasetName}
+            {labels.dataset}: <bdi>{display.datasetName}</bdi>
           </span>
         )}
         {pages !== null && <span className="dk-pages">{pages}</span>}
       </span>
       {showTitle && (
-        <span className={display.title === null ? "dk-title dk-untitled" : "dk-title"}>
+        <bdi className={display.title === null ? "dk-title dk-untitled" : "dk-title"}>
           {display.title ?? labels.untitled}
-        </span>
+        </bdi>
       )}
       <span className="dk-excerpt-label dk-sr-only">{labels.excerpt}: </span>
       <span className="dk-excerpt">{display.excerpt}</span>
@@ -155,7 +156,7 @@ export function CitationChip({ source, number, labels = DEFAULT_LABELS }: Citati
             {number}
           </span>
         )}
-        <span className="dk-chip-title">{title}</span>
+        <bdi className="dk-chip-title">{title}</bdi>
       </button>
       <span id={previewId} className="dk-preview" hidden={!open}>
         <SourceDetails display={display} labels={labels} />
@@ -179,7 +180,7 @@ export function InertCitation({ label, reason, labels = DEFAULT_LABELS }: InertC
       data-dk-reason={reason}
       title={labels.inertHelp[reason]}
     >
-      {label !== "" && <span className="dk-inert-label">{label}</span>}
+      {label !== "" && <bdi className="dk-inert-label">{visibleText(label)}</bdi>}
       <span className="dk-inert-reason">
         <span className="dk-sr-only"> (</span>
         {labels.inert[reason]}
@@ -205,7 +206,7 @@ export function WebCitation({ label, href, labels = DEFAULT_LABELS }: WebCitatio
   const host = displayHost(url);
   return (
     <a className="dk-web-citation" href={url} target="_blank" rel={EXTERNAL_LINK_REL}>
-      <span className="dk-web-label">{label}</span>
+      <bdi className="dk-web-label">{visibleText(label)}</bdi>
       {host !== null && <span className="dk-host">{host}</span>}
       <span className="dk-sr-only"> {labels.opensInNewTab}</span>
     </a>

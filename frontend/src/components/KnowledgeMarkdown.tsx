@@ -324,7 +324,7 @@ const MarkdownBody = memo(function MarkdownBody({
  * <KnowledgeMarkdown markdown={text} messages={thread.messages} messageIndex={i} streaming={busy} />
  */
 export function KnowledgeMarkdown(props: KnowledgeMarkdownProps): ReactElement {
-  const lookup = useCitationLookup(props);
+  const lookup = useCitationLookup(props, typeof props.markdown === "string" ? props.markdown : "");
   return (
     <MarkdownBody
       markdown={typeof props.markdown === "string" ? props.markdown : ""}

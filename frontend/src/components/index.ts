@@ -15,4 +15,5 @@ export type {
   CitationSourceProps,
   HistorySourceProps,
   LookupSourceProps,
+  SavedEvidenceSourceProps,
 } from "./useCitationLookup.js";

@@ -1,9 +1,6 @@
 """HTTP plumbing shared by the HTTP retrieval providers (LightRAG now, RAGFlow later).
 
-* One exception family, named by whose fault a failure is: :class:`ProviderConfigError` (the
-  operator's settings), :class:`ProviderQueryError` (the caller's arguments) and
-  :class:`UpstreamError` subclasses (the provider service or the network). Every message is safe to
-  show a user or a model: it never holds an API key or URL credentials.
+* The exception family of :mod:`deerflow.knowledge.providers.errors`, re-exported here.
 * :func:`send_json` is the only place where httpx exceptions become provider errors.
 * :func:`redact` removes secrets from any text that came from, or goes near, the upstream.
 * Settings validators (:func:`validate_base_url`, :func:`validate_api_key`, ...) raise
@@ -21,6 +18,20 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
+
+from deerflow.knowledge.providers.errors import (
+    ProviderConfigError,
+    ProviderError,
+    ProviderQueryError,
+    UpstreamAuthError,
+    UpstreamError,
+    UpstreamNotFoundError,
+    UpstreamRejectedError,
+    UpstreamResponseError,
+    UpstreamServerError,
+    UpstreamTimeoutError,
+    UpstreamUnreachableError,
+)
 
 __all__ = [
     "MAX_API_KEY_CHARS",
@@ -61,74 +72,6 @@ MAX_API_KEY_CHARS: Final = 4096
 
 _API_KEY_RE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: a valid HTTP header value, no spaces
 _SPACE_OR_CONTROL_RE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class ProviderError(Exception):
-    """Base of every provider failure. ``str(error)`` is a safe, user-facing message."""
-
-    #: Whether the same call may succeed later without a change of settings.
-    retryable: bool = False
-
-    def __init__(self, message: str, *, provider: str, status_code: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.provider = provider
-        self.status_code = status_code
-
-    def __str__(self) -> str:
-        return self.message
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.message!r})"
-
-
-class ProviderConfigError(ProviderError, ValueError):
-    """The operator's settings are invalid (raised at construction, before any request)."""
-
-
-class ProviderQueryError(ProviderError, ValueError):
-    """The caller's arguments are invalid (blank query, bad limit); nothing was sent."""
-
-
-class UpstreamError(ProviderError):
-    """The provider service or the network failed the request."""
-
-
-class UpstreamAuthError(UpstreamError):
-    """The service refused the credentials (missing, wrong or insufficient)."""
-
-
-class UpstreamNotFoundError(UpstreamError):
-    """The endpoint does not exist at the configured base URL (wrong URL or old server)."""
-
-
-class UpstreamRejectedError(UpstreamError):
-    """The service refused the request as invalid (validation error, unsupported value)."""
-
-
-class UpstreamResponseError(UpstreamError):
-    """The service answered, but not with something this provider understands."""
-
-
-class UpstreamServerError(UpstreamError):
-    """The service failed internally (HTTP 5xx)."""
-
-    retryable = True
-
-
-class UpstreamTimeoutError(UpstreamError):
-    """No complete answer within the configured timeout."""
-
-    retryable = True
-
-
-class UpstreamUnreachableError(UpstreamError):
-    """No connection could be made or kept (refused, DNS, reset)."""
-
-    retryable = True
 
 
 # --------------------------------------------------------------------------- redaction

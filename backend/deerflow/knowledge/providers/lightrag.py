@@ -51,6 +51,7 @@ from deerflow.knowledge.providers._http import (
     validate_search_arguments,
     validate_timeout,
 )
+from deerflow.knowledge.providers._log_redaction import install_log_redaction
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -117,6 +118,7 @@ class LightRAGProvider:
         common = {"service": _SERVICE, "provider": PROVIDER_NAME}
         self._base_url = validate_base_url(base_url, **common)
         self._api_key = validate_api_key(api_key, **common)
+        install_log_redaction([self._api_key])
         if mode not in MODES:
             raise ProviderConfigError(
                 f"Invalid LightRAG mode: expected one of {', '.join(MODES)}.",

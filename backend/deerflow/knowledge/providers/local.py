@@ -14,8 +14,10 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
 * **Incremental.** A file whose content hash is unchanged is skipped; a changed file is re-chunked;
   a file that disappeared (or is now skipped) leaves the index. One write transaction covers the
   whole run, and the database is in WAL mode: a concurrent reader sees the index as it was before
-  the run or after it, never half-way. An unreadable or corrupt file is skipped with a reason in
-  the :class:`IndexReport`; the rest is indexed.
+  the run or after it, never half-way. An unreadable or corrupt file, one larger than
+  ``max_file_bytes``, and anything that is not a regular file (a named pipe, socket or device:
+  opened non-blocking and never read, so nothing waits while holding the write transaction) are
+  skipped with a reason in the :class:`IndexReport`; the rest is indexed.
 * **Queries.** Free text becomes a safe FTS5 expression: every token is quoted as a string, so user
   text can never inject FTS5 syntax (``OR``, ``NEAR(``, ``title:*``, ``^``); the tokens are OR-ed
   and ranked with ``bm25()`` over Porter-stemmed tokens (``citations`` finds ``citation``). A
@@ -25,6 +27,7 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import io
 import logging
@@ -32,6 +35,7 @@ import os
 import queue
 import re
 import sqlite3
+import stat
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
@@ -92,7 +96,8 @@ MAX_LIMIT: Final = MAX_SOURCES
 MAX_QUERY_CHARS: Final = 4_096
 #: Distinct query terms kept, in order of first appearance; the rest are ignored.
 MAX_QUERY_TERMS: Final = 64
-#: Files larger than this are skipped (with a reason) instead of being read into memory.
+#: Files larger than this are skipped (with a reason) instead of being read into memory; the
+#: default of :meth:`LocalProvider.index`'s ``max_file_bytes``.
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 SUPPORTED_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".pdf"})
 SCHEMA_VERSION: Final = 1
@@ -383,7 +388,8 @@ class _Candidate:
 
 
 def _discover(root: Path) -> tuple[list[_Candidate], list[SkippedFile]]:
-    """Supported files under ``root`` in a stable order; hidden entries and symlinks are left out."""
+    """Regular supported files under ``root`` in a stable order; hidden entries, symlinks, pipes,
+    sockets and devices are left out (all but hidden ones with a reason)."""
     found: list[_Candidate] = []
     skipped: list[SkippedFile] = []
     for directory, subdirs, files in os.walk(root, followlinks=False):
@@ -394,8 +400,15 @@ def _discover(root: Path) -> tuple[list[_Candidate], list[SkippedFile]]:
                 continue
             file = base / name
             relative = file.relative_to(root).as_posix()
-            if file.is_symlink():
+            try:
+                mode = file.lstat().st_mode
+            except OSError as exc:
+                skipped.append(SkippedFile(_printable(relative), _unreadable(exc)))
+                continue
+            if stat.S_ISLNK(mode):
                 skipped.append(SkippedFile(relative, "symbolic link (not followed)"))
+            elif (special := _not_regular(mode)) is not None:
+                skipped.append(SkippedFile(_printable(relative), special))
             elif not is_valid_title(relative):
                 skipped.append(
                     SkippedFile(
@@ -410,20 +423,69 @@ def _discover(root: Path) -> tuple[list[_Candidate], list[SkippedFile]]:
     return found, skipped
 
 
+_SPECIAL_KINDS: Final = (
+    (stat.S_ISFIFO, "named pipe"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+)
+# Opening a named pipe for reading waits for a writer: non-blocking, the open returns at once and
+# the fstat below refuses it. A symlink swapped in after discovery is refused by O_NOFOLLOW.
+_OPEN_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file of this ``st_mode`` is not read, or ``None`` for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for is_kind, name in _SPECIAL_KINDS if is_kind(mode)), "special file")
+    return f"not a regular file ({kind})"
+
+
+def _unreadable(exc: OSError) -> str:
+    return f"cannot be read ({exc.strerror or type(exc).__name__})"
+
+
+def _too_large(max_bytes: int) -> str:
+    mib, rest = divmod(max_bytes, 1024 * 1024)
+    return f"larger than {mib} MiB" if mib and not rest else f"larger than {max_bytes} bytes"
+
+
 def _printable(path: str) -> str:
     return "".join(
         ch if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF else "?" for ch in path
     )
 
 
-def _read_bytes(file: Path) -> bytes:
+def _read_bytes(file: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The file's bytes, or :class:`_SkipFile` without ever blocking on a pipe or device, and
+    without reading more than ``max_bytes`` (a file may grow after its size was checked)."""
     try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise _SkipFile(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        return file.read_bytes()
+        descriptor = os.open(file, _OPEN_FLAGS)
     except OSError as exc:
-        raise _SkipFile(f"cannot be read ({exc.strerror or type(exc).__name__})") from None
+        if exc.errno == errno.ELOOP:
+            raise _SkipFile("symbolic link (not followed)") from None
+        raise _SkipFile(_unreadable(exc)) from None
+    try:
+        with open(descriptor, "rb", closefd=True) as stream:
+            info = os.fstat(stream.fileno())
+            special = _not_regular(info.st_mode)
+            if special is not None:
+                raise _SkipFile(special)
+            if info.st_size > max_bytes:
+                raise _SkipFile(_too_large(max_bytes))
+            data = stream.read(max_bytes + 1)
+    except OSError as exc:
+        raise _SkipFile(_unreadable(exc)) from None
+    if len(data) > max_bytes:
+        raise _SkipFile(_too_large(max_bytes))
+    return data
 
 
 def _pages(file: Path, data: bytes) -> list[tuple[int | None, str]]:
@@ -633,13 +695,21 @@ class LocalProvider:
         root: str | os.PathLike[str],
         *,
         progress: Callable[[IndexProgress], None] | None = None,
+        max_file_bytes: int = MAX_FILE_BYTES,
     ) -> IndexReport:
         """Build or update the index so that it mirrors the supported files under ``root``.
 
         Runs in one write transaction (readers keep seeing the previous state until it commits).
         Raises :class:`ProviderConfigError` when ``root`` is not a folder or the index file is not
-        a deerflow-knowledge index; a file that cannot be indexed is skipped and reported instead.
+        a deerflow-knowledge index; a file that cannot be indexed is skipped and reported instead:
+        one larger than ``max_file_bytes``, and anything that is not a regular file (a named pipe,
+        socket or device is never opened in a way that could block the write transaction).
         """
+        if type(max_file_bytes) is not int or max_file_bytes < 1:
+            raise ProviderConfigError(
+                "Invalid local max_file_bytes: expected a positive integer.",
+                provider=PROVIDER_NAME,
+            )
         started = time.perf_counter()
         root_path = Path(root).expanduser().absolute()
         if not root_path.is_dir():
@@ -648,7 +718,9 @@ class LocalProvider:
         self._index_path.parent.mkdir(parents=True, exist_ok=True)
         connection = self._connect_writer()
         try:
-            report = self._index_files(connection, root_path, candidates, skipped, progress)
+            report = self._index_files(
+                connection, root_path, candidates, skipped, progress, max_file_bytes
+            )
         finally:
             connection.close()
         return _with_seconds(report, time.perf_counter() - started)
@@ -689,6 +761,7 @@ class LocalProvider:
         candidates: list[_Candidate],
         skipped: list[SkippedFile],
         progress: Callable[[IndexProgress], None] | None,
+        max_file_bytes: int,
     ) -> IndexReport:
         chunker = f"{_CHUNKER_VERSION}:{self._chunk_chars}:{self._chunk_overlap}"
         outcomes: dict[FileOutcome, list[str]] = {
@@ -714,7 +787,7 @@ class LocalProvider:
                 outcome: FileOutcome
                 previous = known.get(candidate.path)
                 try:
-                    data = _read_bytes(candidate.file)
+                    data = _read_bytes(candidate.file, max_bytes=max_file_bytes)
                     digest = hashlib.sha256(data).hexdigest()
                     if previous is not None and previous[1] == digest and not rechunk_all:
                         outcome = "unchanged"

@@ -81,6 +81,7 @@ from deerflow.knowledge.providers._http import (
     validate_search_arguments,
     validate_timeout,
 )
+from deerflow.knowledge.providers._log_redaction import install_log_redaction
 
 __all__ = [
     "DATASET_ID_MARKER",
@@ -326,6 +327,7 @@ class RAGFlowProvider:
                 provider=PROVIDER_NAME,
             )
         self._api_key: str = key
+        install_log_redaction([key])
         self._datasets = _validate_datasets(datasets)
         self._page_size = validate_bounded_int(
             page_size, name="page_size", minimum=1, maximum=MAX_PAGE_SIZE, **common
@@ -473,7 +475,7 @@ class RAGFlowProvider:
                 and body.get("code") in (101, 102, 108)
                 and type(body.get("code")) is int
             ):
-                raise self._unavailable(index)
+                raise self._unavailable(index, code=body["code"], detail=self._detail(body))
             data = self._data(reply, list)
             for item in data:
                 if isinstance(item, Mapping) and item.get("id") == dataset_id:
@@ -534,11 +536,16 @@ class RAGFlowProvider:
             chunk_count=count if type(count) is int else None,
         )
 
-    def _unavailable(self, index: int) -> DatasetUnavailableError:
+    def _unavailable(
+        self, index: int, *, code: int | None = None, detail: str | None = None
+    ) -> DatasetUnavailableError:
+        """Our words first, then RAGFlow's own (redacted, ids scrubbed): a "not found" can really
+        be an invalid credential or a tenant problem, and only RAGFlow's message tells which."""
         logger.warning("RAGFlow: the %s configured dataset did not resolve.", _ordinal(index + 1))
+        upstream = f" (code {code}: {detail})" if code is not None and detail else ""
         return DatasetUnavailableError(
             f"The {_ordinal(index + 1)} configured RAGFlow dataset was not found or is not "
-            "accessible with this API key; check the datasets setting.",
+            f"accessible with this API key{upstream}; check the datasets setting.",
             provider=PROVIDER_NAME,
         )
 
@@ -575,6 +582,7 @@ class RAGFlowProvider:
         names = _document_names(data.get("doc_aggs"))
         secrets = self._secrets()
         hits: list[tuple[RetrievalHit, RAGFlowChunk]] = []
+        outside = 0
         for raw in chunks:
             if not isinstance(raw, Mapping):
                 raise self._shape_error("returned a chunk that is not an object")
@@ -585,6 +593,9 @@ class RAGFlowProvider:
             if not text:
                 continue
             raw_dataset = raw.get("dataset_id")
+            if _outside(raw_dataset, scope):
+                outside += 1
+                continue  # scope admission is authoritative: neither shown nor cited
             dataset_id = raw_dataset if isinstance(raw_dataset, str) else None
             document_id = _string(raw.get("document_id"))
             keyword = _string(raw.get("document_keyword"))
@@ -619,6 +630,8 @@ class RAGFlowProvider:
                 score=score,
             )
             hits.append((hit, chunk))
+        if outside:
+            logger.warning("RAGFlow returned %d chunk(s) outside the searched datasets.", outside)
         return hits
 
     # ------------------------------------------------------------------ transport
@@ -789,6 +802,16 @@ def _validate_fraction(value: object, name: str) -> float:
             f"Invalid RAGFlow {name}: expected a number from 0 to 1.", provider=PROVIDER_NAME
         )
     return float(value)  # type: ignore[arg-type]
+
+
+def _outside(dataset_id: object, scope: Mapping[str, RAGFlowDataset]) -> bool:
+    """True when a chunk names a dataset the request did not search (a string id, or any id of a
+    knowledge-graph chunk's list). A chunk naming no dataset is not known to be outside."""
+    if isinstance(dataset_id, str):
+        return dataset_id not in scope
+    if isinstance(dataset_id, list):
+        return any(not isinstance(item, str) or item not in scope for item in dataset_id)
+    return False
 
 
 def _ordinal(n: int) -> str:

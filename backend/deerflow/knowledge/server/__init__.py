@@ -8,6 +8,7 @@ extractive responder, so the demo needs no credentials.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from deerflow.knowledge.tools import make_knowledge_tool
 
 __all__ = [
     "DEFAULT_TOOL_OUTPUT_CHARS",
+    "MISSING_PAGE_HINT",
     "SYSTEM_PROMPT",
     "GatewayConfig",
     "build_agent",
@@ -36,6 +38,11 @@ __all__ = [
 ]
 
 DEFAULT_TOOL_OUTPUT_CHARS: Final = 12_000
+MISSING_PAGE_HINT: Final = (
+    "this installation has no chat page. Released wheels carry it: reinstall with "
+    "`pip install --force-reinstall deerflow-knowledge`; in a source checkout run "
+    "`npm ci && npm run build:demo`."
+)
 SYSTEM_PROMPT: Final = (
     "You answer questions using the knowledge_search tool. Search before answering. Support each "
     "claim with the citation link of the result it comes from, copied exactly, e.g. "
@@ -105,9 +112,21 @@ def build_config(
     )
 
 
-def serve(config: GatewayConfig, *, host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve(
+    config: GatewayConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    sock: socket.socket | None = None,
+) -> None:
+    """Run the gateway until interrupted. ``sock`` is an already bound socket (the CLI binds first,
+    so a busy port fails before any URL is announced); without it, ``host:port`` is bound here."""
     import uvicorn
 
+    if sock is None:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.create_server((host, port), family=family)
+    host, port = sock.getsockname()[:2]
     page = (config.static_dir or _bundled_static_dir()) / "index.html"
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     print(
@@ -116,8 +135,9 @@ def serve(config: GatewayConfig, *, host: str = "127.0.0.1", port: int = 8000) -
     if page.is_file():
         print(f"Chat page: {url}  (Ctrl-C stops)", flush=True)
     else:
-        print(f"API only at {url}api/ - the chat page is not built (run `npm run build:demo`).")
-    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+        print(f"API only at {url}api/ - {MISSING_PAGE_HINT}", flush=True)
+    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning"))
+    server.run(sockets=[sock])
 
 
 def _bundled_static_dir() -> Path:

@@ -1,0 +1,199 @@
+"""The npm package as an app installs it: ``npm pack``, then a minimal vite + React app.
+
+The tarball is linted (publint, @arethetypeswrong/cli), then installed into a fresh app in a
+temp dir at both ends of the React peer range. Each app must hold exactly one React (the app's:
+the package never brings its own), build with ``vite build``, and render the README's TSX example
+verbatim in Debian chromium as a working chip whose preview shows the verified excerpt. npm
+installs prefer the local cache, so only a cold cache needs the registry.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+FRONTEND = ROOT / "frontend"
+CHROMIUM = os.environ.get("DEERFLOW_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
+#: Both ends of the peer range ``^18.3.1 || ^19.0.0`` (the newest 19.x is the dev copy).
+REACT_VERSIONS = ("18.3.1", "19.0.0", "19.3.1")
+NPM = ["npm", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"]
+
+MAIN_TSX = """\
+import "@deerflow/knowledge-citations/knowledge.css";
+import { version } from "react";
+import { createRoot } from "react-dom/client";
+
+import { Answer } from "./Answer";
+
+document.body.dataset["react"] = version;
+createRoot(document.getElementById("root")!).render(<Answer index={2} />);
+"""
+INDEX_HTML = """\
+<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8" /><title>consumer</title></head>
+  <body><div id="root"></div><script type="module" src="/src/main.tsx"></script></body>
+</html>
+"""
+VITE_CONFIG = """\
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vite";
+
+export default defineConfig({ plugins: [react()] });
+"""
+
+
+def _run(command: list[str], cwd: Path) -> str:
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def _readme_example() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Rendering citations") :]
+    match = re.search(r"```tsx\n(.*?)```", section, re.DOTALL)
+    assert match is not None, "the README's Rendering citations section has no tsx example"
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def tarball(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # `npm pack` runs the package's prepack script, which builds dist/ from a clean state.
+    shutil.rmtree(FRONTEND / "dist", ignore_errors=True)
+    out = tmp_path_factory.mktemp("pack")
+    _run([*NPM, "pack", "--pack-destination", str(out)], FRONTEND)
+    (packed,) = out.glob("*.tgz")
+    return packed
+
+
+def test_the_tarball_carries_the_build_readme_and_license(tarball: Path) -> None:
+    listing = _run(["tar", "tzf", str(tarball)], FRONTEND).split()
+    for name in ("index.js", "index.d.ts", "knowledge.css"):
+        assert f"package/dist/{name}" in listing
+    assert "package/README.md" in listing
+    assert "package/LICENSE" in listing
+    assert not [name for name in listing if name.startswith(("package/src/", "package/test/"))]
+
+
+def test_publint_and_are_the_types_wrong_are_clean(tarball: Path) -> None:
+    _run(["npx", "--no-install", "publint", "run", str(tarball), "--strict"], FRONTEND)
+    # ESM-only on purpose (no CommonJS build); the stylesheet entry point is not a module.
+    _run(
+        [
+            "npx",
+            "--no-install",
+            "attw",
+            str(tarball),
+            "--profile",
+            "esm-only",
+            "--exclude-entrypoints",
+            "./knowledge.css",
+        ],
+        FRONTEND,
+    )
+
+
+def _react_versions(tree: dict[str, Any]) -> set[str]:
+    found: set[str] = set()
+    for name, node in (tree.get("dependencies") or {}).items():
+        if name == "react" and "version" in node:
+            found.add(node["version"])
+        found |= _react_versions(node)
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"no chromium at {CHROMIUM}: apt-get install chromium", pytrace=False)
+    with playwright_sync.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        yield browser
+        browser.close()
+
+
+@contextmanager
+def _serving(folder: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("react", REACT_VERSIONS)
+def test_a_vite_react_app_renders_the_readme_example(
+    react: str, tarball: Path, browser: Any, tmp_path: Path
+) -> None:
+    dev = json.loads((FRONTEND / "package.json").read_text(encoding="utf-8"))["devDependencies"]
+    app = {
+        "name": "consumer",
+        "private": True,
+        "type": "module",
+        "dependencies": {
+            "@deerflow/knowledge-citations": f"file:{tarball}",
+            "react": react,
+            "react-dom": react,
+        },
+        "devDependencies": {name: dev[name] for name in ("vite", "@vitejs/plugin-react")},
+    }
+    (tmp_path / "package.json").write_text(json.dumps(app, indent=2), encoding="utf-8")
+    (tmp_path / "index.html").write_text(INDEX_HTML, encoding="utf-8")
+    (tmp_path / "vite.config.js").write_text(VITE_CONFIG, encoding="utf-8")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.tsx").write_text(MAIN_TSX, encoding="utf-8")
+    (tmp_path / "src" / "Answer.tsx").write_text(_readme_example(), encoding="utf-8")
+
+    _run([*NPM, "install"], tmp_path)
+    tree = json.loads(_run(["npm", "ls", "react", "--all", "--json"], tmp_path))
+    assert _react_versions(tree) == {react}  # one React: the app's
+    assert not (tmp_path / "node_modules/@deerflow/knowledge-citations/node_modules/react").exists()
+    _run(["npx", "--no-install", "vite", "build", "--logLevel", "error"], tmp_path)
+
+    with _serving(tmp_path / "dist") as base:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(base)
+        chip = page.get_by_role("button", name="Source 1: Deer field guide")
+        chip.wait_for(timeout=15_000)
+        assert page.evaluate("document.body.dataset.react") == react
+        described = "document.getElementById(document.querySelector('.dk-chip')"
+        described += ".getAttribute('aria-describedby'))"
+        assert page.evaluate(f"{described}.hidden") is True
+        chip.click()
+        assert chip.get_attribute("aria-expanded") == "true"
+        assert page.evaluate(f"{described}.hidden") is False
+        assert "Deer eat acorns in autumn." in page.evaluate(f"{described}.innerText")
+        assert page.get_by_role("region", name="Sources").is_visible()
+        assert errors == []
+        page.close()

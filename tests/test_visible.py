@@ -1,0 +1,126 @@
+"""Bidi and invisible format characters in titles are shown, never obeyed (contracts §8)."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from typer.testing import CliRunner
+
+from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations, read_envelope
+from deerflow.knowledge.cli import app
+from deerflow.knowledge.formatting import citation_link, escape_label
+from deerflow.knowledge.server.responder import ExtractiveResponder
+from deerflow.knowledge.visible import INVISIBLE_FORMAT_RANGES, visible_text
+
+SPOOF = "invoice_\u202efdp.exe.md"  # displays as "invoice_dm.exe.pdf"
+SHOWN = "invoice_<U+202E>fdp.exe.md"
+runner = CliRunner()
+
+
+def _invisible(cp: int) -> bool:
+    return any(low <= cp <= high for low, high in INVISIBLE_FORMAT_RANGES)
+
+
+def test_the_spoof_is_spelled_out() -> None:
+    assert visible_text(SPOOF) == SHOWN
+
+
+def test_every_bidi_control_is_covered() -> None:
+    bidi = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
+    assert all(_invisible(cp) for cp in bidi)
+
+
+def test_the_ranges_are_format_characters_or_unassigned() -> None:
+    # Every shown code point is Cf (or unassigned in this Python's Unicode), none is a letter.
+    for low, high in INVISIBLE_FORMAT_RANGES:
+        for cp in range(low, high + 1):
+            assert unicodedata.category(chr(cp)) in ("Cf", "Cn"), hex(cp)
+
+
+@given(st.text())
+def test_each_invisible_character_and_nothing_else_is_spelled_out(text: str) -> None:
+    expected = "".join(f"<U+{ord(ch):04X}>" if _invisible(ord(ch)) else ch for ch in text)
+    shown = visible_text(text)
+    assert shown == expected
+    assert visible_text(shown) == shown
+
+
+# --------------------------------------------------------------------------- where titles show
+
+
+def test_the_record_keeps_the_exact_title_and_the_label_is_visible() -> None:
+    source = KnowledgeSource.create(provider="local", title=SPOOF, excerpt="Pay 100.")
+    assert escape_label(SPOOF) == SHOWN
+    link = citation_link(source)
+    assert link == f"[citation:{SHOWN}](#knowledge-source-{source.id})"
+    content = f"{link}\n{source.excerpt}"
+    [read] = read_envelope(content, build_envelope([source])).sources
+    assert read.title == SPOOF  # lossless: still citable under its real name
+
+
+def test_responder_answer_shows_the_title_visibly() -> None:
+    source = KnowledgeSource.create(
+        provider="local", title=SPOOF, excerpt="Invoices are paid within thirty days."
+    )
+    history = [
+        HumanMessage("When are invoices paid?"),
+        AIMessage(
+            "", tool_calls=[{"name": "knowledge_search", "args": {"query": "x"}, "id": "c1"}]
+        ),
+        ToolMessage(
+            content=f"{citation_link(source)}\n{source.excerpt}",
+            tool_call_id="c1",
+            name="knowledge_search",
+            artifact=build_envelope([source]),
+        ),
+    ]
+    answer = str(ExtractiveResponder().invoke(history).content)
+    assert "\u202e" not in answer
+    assert SHOWN in answer
+    assert {c.source_id for c in find_citations(answer)} == {source.id}
+
+
+def test_cli_search_and_index_print_the_title_visibly(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / SPOOF).write_text("Invoices are paid within thirty days.", encoding="utf-8")
+    index = tmp_path / "i.sqlite"
+    indexed = runner.invoke(app, ["index", str(docs), "--index", str(index)])
+    assert indexed.exit_code == 0, indexed.output
+    result = runner.invoke(app, ["search", "invoices paid", "--index", str(index)])
+    assert result.exit_code == 0, result.output
+    assert "\u202e" not in result.stdout
+    assert SHOWN in result.stdout
+    as_json = runner.invoke(app, ["search", "invoices paid", "--index", str(index), "--json"])
+    payload = json.loads(as_json.stdout)
+    [source] = read_envelope(payload["content"], payload["artifact"]).sources
+    assert source.title == SPOOF
+
+
+def test_cli_verify_prints_the_title_visibly(tmp_path: Path) -> None:
+    source = KnowledgeSource.create(provider="local", title=SPOOF, excerpt="Pay 100.")
+    messages = [
+        ToolMessage(
+            content=f"{citation_link(source)}\n{source.excerpt}",
+            tool_call_id="c1",
+            name="knowledge_search",
+            artifact=build_envelope([source]),
+        ),
+        AIMessage(
+            f"Pay it {citation_link(source)}. Or [the raw \u202etxt.exe](#knowledge-source-{source.id})"
+        ),
+    ]
+    thread = tmp_path / "thread.json"
+    thread.write_text(json.dumps([m.model_dump(mode="json") for m in messages]))
+    result = runner.invoke(app, ["verify", str(thread)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "\u202e" not in result.stdout
+    assert SHOWN in result.stdout
+    assert "<U+202E>txt.exe" in result.stdout  # the model's own label too
+    report = json.loads(runner.invoke(app, ["verify", str(thread), "--json"]).stdout)
+    assert report["citations"][0]["title"] == SPOOF
