@@ -24,6 +24,7 @@ import {
   type RejectionReason,
   type SourceKey,
 } from "./contract.js";
+import { SHARED_HANDLE_PREFIX, SHARED_ID_SYNTAX } from "./citations.js";
 import { sourceId } from "./ids.js";
 import { LinearNeedle, searchWork, startsAt } from "./substring.js";
 
@@ -187,7 +188,7 @@ class MessageText {
   private readonly found = new Map<string, boolean>();
 
   constructor(private readonly parts: readonly string[]) {
-    const handle = /#knowledge-source-([0-9a-f]{32})/g;
+    const handle = new RegExp(`${SHARED_HANDLE_PREFIX}(${SHARED_ID_SYNTAX})`, "g");
     parts.forEach((part, partIndex) => {
       for (const match of part.matchAll(handle)) {
         const id = match[1];

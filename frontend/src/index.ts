@@ -49,18 +49,30 @@ export { ID_DOMAIN_TAG, IDENTITY_FIELDS, canonicalIdentity, sourceId } from "./i
 export { handleFor, readEnvelope, textParts } from "./envelope.js";
 export {
   CITATION_LABEL_PREFIX,
-  MAX_DESTINATION_CHARS,
-  MAX_LABEL_CHARS,
+  CLOBBER_PREFIX,
+  MAX_BRACKET_DEPTH,
+  MAX_INLINE_MARKERS,
+  MAX_MARKDOWN_CHARS,
+  MAX_PLAIN_RELABEL_PASSES,
+  NATIVE_ID_SYNTAX,
+  SHARED_HANDLE_PREFIX,
+  SHARED_ID_SYNTAX,
+  citationsInTree,
   classifyDestination,
   findCitations,
+  literalMarkersExtension,
+  citationsByOffset,
+  parseMarkdown,
   relabelOrphans,
+  remarkCitations,
 } from "./citations.js";
 export type {
   Citation,
   CitationKind,
   CitationReason,
   DestinationClass,
-  FindCitationsOptions,
+  MarkdownLimits,
+  TreeCitations,
 } from "./citations.js";
 export {
   CONTROL,
@@ -108,7 +120,6 @@ export {
   KnowledgeMarkdown,
   MAX_EMPHASIS_RUNS,
   MAX_INDENT_COLUMNS,
-  MAX_MARKDOWN_CHARS,
   MAX_NESTING_DEPTH,
   MessageBoundary,
   SourceDetails,
