@@ -26,7 +26,7 @@ afterEach(cleanup);
 /** What the page shows for each citation, in document order. */
 function rendered(container: HTMLElement): string[] {
   return [...container.querySelectorAll(".dk-chip, a.dk-web-citation, [data-dk-reason]")].map((el) => {
-    if (el.classList.contains("dk-chip")) return `chip ${el.querySelector(".dk-chip-number")?.textContent ?? ""}`;
+    if (el.classList.contains("dk-chip")) return `chip ${el.getAttribute("data-dk-number") ?? ""}`;
     if (el.matches("a.dk-web-citation")) return "web";
     return el.getAttribute("data-dk-reason") ?? "";
   });
@@ -114,6 +114,6 @@ describe("KnowledgeMarkdown renders exactly the citations findCitations finds", 
   it("numbers reference-link chips in document order", () => {
     const { container } = render(<KnowledgeMarkdown markdown={messages["reference links, first definition wins"]!} sources={lookup} />);
     expect(rendered(container)).toEqual(["chip 1", "chip 2", "chip 3"]);
-    expect(container.querySelectorAll(".dk-chip-title")[0]?.textContent).toBe("Beta");
+    expect(container.querySelectorAll(".dk-chip")[0]?.textContent).toBe("Beta");
   });
 });
