@@ -27,6 +27,7 @@ from deerflow.knowledge.native import (
     native_snapshot_of,
     read_native,
 )
+from tests.strategies import ExplodingMapping
 
 CALL = "0123456789abcdef0123456789abcdef"
 
@@ -159,11 +160,6 @@ def test_reader_and_native_budget_never_raise(
     read_native(content, records, tool_name="task")
 
 
-class _ExplodingArtifact(dict):  # type: ignore[type-arg]
-    def get(self, key: object, default: object = None) -> object:
-        raise RuntimeError("boom")
-
-
 def test_an_internal_fault_has_its_own_code() -> None:
-    result = read_native("x", _ExplodingArtifact(knowledge_sources={}), tool_name="task")
+    result = read_native("x", ExplodingMapping(knowledge_sources={}), tool_name="task")
     assert result.sources == () and result.error == "internal_error"
