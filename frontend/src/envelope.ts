@@ -17,7 +17,7 @@ import {
   VERSION_KEY,
   isRecordObject,
   validateRecordFields,
-  type EnvelopeError,
+  type EnvelopeErrorCode,
   type KnowledgeSource,
   type ReadResult,
   type Rejection,
@@ -36,7 +36,7 @@ const EMPTY: ReadResult = Object.freeze({
   error: null,
 });
 
-function failed(error: EnvelopeError): ReadResult {
+function failed(error: EnvelopeErrorCode): ReadResult {
   return Object.freeze({ sources: Object.freeze([]), rejected: Object.freeze([]), error });
 }
 
@@ -76,7 +76,7 @@ export function readEnvelope(content: unknown, artifact: unknown): ReadResult {
   } catch {
     // Defence in depth (only reachable through exotic objects such as throwing proxies): nothing
     // that could not be read is trusted. Mirrors the Python reader.
-    return failed("not_an_array");
+    return failed("internal_error");
   }
 }
 

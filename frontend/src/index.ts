@@ -37,7 +37,7 @@ export {
   validateRecordFields,
 } from "./contract.js";
 export type {
-  EnvelopeError,
+  EnvelopeErrorCode,
   KnowledgeSource,
   ReadResult,
   Rejection,
@@ -158,7 +158,7 @@ export {
   readNative,
 } from "./native.js";
 export type {
-  NativeError,
+  NativeErrorCode,
   NativeReadResult,
   NativeRejection,
   NativeRejectionReason,
@@ -170,4 +170,4 @@ export {
   readSavedEvidence,
   savedEvidenceLookup,
 } from "./savedEvidence.js";
-export type { SavedEvidence, SavedEvidenceError, SavedEvidenceResult } from "./savedEvidence.js";
+export type { SavedEvidence, SavedEvidenceErrorCode, SavedEvidenceResult } from "./savedEvidence.js";

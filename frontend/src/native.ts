@@ -39,7 +39,13 @@ export interface NativeSource {
 }
 
 export type NativeRejectionReason = "bad_field" | "duplicate" | "handle_missing";
-export type NativeError = "tool_not_allowed" | "bad_version" | "not_an_array" | "too_many_records";
+/** Why a whole snapshot was rejected; `internal_error` is the reader's own fault. */
+export type NativeErrorCode =
+  | "tool_not_allowed"
+  | "bad_version"
+  | "not_an_array"
+  | "too_many_records"
+  | "internal_error";
 
 export interface NativeRejection {
   readonly index: number;
@@ -49,7 +55,7 @@ export interface NativeRejection {
 export interface NativeReadResult {
   readonly sources: readonly NativeSource[];
   readonly rejected: readonly NativeRejection[];
-  readonly error: NativeError | null;
+  readonly error: NativeErrorCode | null;
 }
 
 const EMPTY: NativeReadResult = Object.freeze({
@@ -58,7 +64,7 @@ const EMPTY: NativeReadResult = Object.freeze({
   error: null,
 });
 
-function failed(error: NativeError): NativeReadResult {
+function failed(error: NativeErrorCode): NativeReadResult {
   return Object.freeze({ sources: Object.freeze([]), rejected: Object.freeze([]), error });
 }
 
@@ -83,7 +89,7 @@ export function readNative(
     return read(content, artifact, toolName);
   } catch {
     // Defence in depth (throwing proxies and the like); mirrors the Python reader.
-    return failed("not_an_array");
+    return failed("internal_error");
   }
 }
 

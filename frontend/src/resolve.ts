@@ -398,13 +398,13 @@ function deepEqual(a: unknown, b: unknown, depth: number): boolean {
 const SHARED_FAILED: ReadResult = Object.freeze({
   sources: Object.freeze([]),
   rejected: Object.freeze([]),
-  error: "not_an_array",
+  error: "internal_error",
 });
 
 const NATIVE_FAILED: NativeReadResult = Object.freeze({
   sources: Object.freeze([]),
   rejected: Object.freeze([]),
-  error: "not_an_array",
+  error: "internal_error",
 });
 
 function safeRead<T>(read: () => T, fallback: T): T {

@@ -191,10 +191,16 @@ const COMPONENTS: Components = { a: MarkdownLink, img: MarkdownImage };
 const PENDING_TAIL =
   /\[(?:c|ci|cit|cita|citat|citati|citatio|citation|citation:[^[\]\n`]*(?:\]|\]\([^()\s`]*)?)$/;
 const FENCE_LINE = /^ {0,3}(?:```|~~~)/gm;
+// UTF-16 units of the message end searched for a pending citation: well above the longest link a
+// writer emits (its label is a title of at most 512 code points, escaped), and a fixed bound so
+// the check costs the same on every streamed update however long the message has grown.
+const PENDING_TAIL_UNITS = 4_200;
 
 /** `markdown` without a trailing, unfinished citation link (outside an open code fence). */
 export function splitPendingCitation(markdown: string): { readonly body: string; readonly pending: boolean } {
-  const match = PENDING_TAIL.exec(markdown.length > 4_200 ? markdown.slice(-4_200) : markdown);
+  const match = PENDING_TAIL.exec(
+    markdown.length > PENDING_TAIL_UNITS ? markdown.slice(-PENDING_TAIL_UNITS) : markdown,
+  );
   if (match === null) return { body: markdown, pending: false };
   if ((markdown.match(FENCE_LINE)?.length ?? 0) % 2 === 1) return { body: markdown, pending: false };
   return { body: markdown.slice(0, markdown.length - match[0].length), pending: true };
