@@ -49,3 +49,10 @@ def knowledge_sources(draw: st.DrawFn) -> KnowledgeSource:
 
 def content_citing(sources: list[KnowledgeSource]) -> str:
     return "\n".join(f"[citation:x](#knowledge-source-{s.id})\n{s.excerpt}" for s in sources)
+
+
+class ExplodingMapping(dict[str, Any]):
+    """A mapping whose ``get`` raises: the exotic host object that reaches a reader's guard."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        raise RuntimeError("boom")

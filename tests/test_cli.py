@@ -15,16 +15,14 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, messag
 from typer.testing import CliRunner
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, read_envelope
+from deerflow.knowledge.audit import audit_thread, thread_messages
 from deerflow.knowledge.cli import (
     EXIT_FINDING,
     EXIT_UPSTREAM,
     EXIT_USAGE,
     app,
-    audit_thread,
-    thread_messages,
 )
 from deerflow.knowledge.formatting import citation_link
-from deerflow.knowledge.settings import KnowledgeSettings, build_provider, load_settings
 
 SECRET = "sk-CLI-SECRET-MARKER-7c1d"
 ENV_VARS = (
@@ -214,28 +212,6 @@ def test_help_never_shows_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
         result = runner.invoke(app, [*command, "--help"])
         assert result.exit_code == 0
         assert SECRET not in result.output
-
-
-def test_settings_precedence_and_redaction(tmp_path: Path) -> None:
-    config = tmp_path / "k.toml"
-    config.write_text(
-        'provider = "lightrag"\n[lightrag]\nbase_url = "http://config:1"\nmode = "naive"\n'
-        f'api_key = "{SECRET}"\n[local]\nindex = "from-config.sqlite"\n'
-    )
-    env = {"LIGHTRAG_BASE_URL": "http://env:2", "RAGFLOW_DATASETS": "a, b,,c"}
-    settings = load_settings(config_file=config, environ=env)
-    assert settings.provider == "lightrag"
-    assert settings.lightrag_base_url == "http://env:2"
-    assert settings.lightrag_mode == "naive"
-    assert settings.index_path == tmp_path / "from-config.sqlite"  # relative to the file
-    assert settings.ragflow_datasets == ("a", "b", "c")
-    flagged = load_settings(config_file=config, environ=env, provider="local", index_path=None)
-    assert flagged.provider == "local"
-    assert SECRET not in repr(settings) and SECRET not in str(settings.describe())
-    assert settings.describe()["lightrag_api_key"] == "<set>"
-    provider = build_provider("lightrag", settings)
-    assert SECRET not in repr(provider)
-    assert build_provider("local", KnowledgeSettings()).name == "local"
 
 
 def test_config_file_with_unknown_keys_is_refused(tmp_path: Path) -> None:
@@ -638,29 +614,6 @@ def test_an_unreachable_postgres_is_an_upstream_failure_without_a_traceback(
 
 
 # --------------------------------------------------------------------------- README
-
-
-def _readme() -> str:
-    return (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-
-
-def test_the_readme_documents_every_environment_variable() -> None:
-    from deerflow.knowledge.settings import _SOURCES
-
-    for _, key, variable in _SOURCES.values():
-        assert re.search(rf"^\| `{variable}` \| [^|]*{key}", _readme(), re.M), variable
-
-
-def test_the_readme_config_file_example_loads(tmp_path: Path) -> None:
-    (example,) = re.findall(r"^```toml\n(.*?)^```", _readme(), re.S | re.M)
-    config = tmp_path / "knowledge.toml"
-    config.write_text(example, encoding="utf-8")
-    settings = load_settings(config_file=config, environ={})
-    assert settings.provider == "lightrag"
-    assert settings.index_path == tmp_path / ".deerflow-knowledge" / "index.sqlite"
-    assert settings.lightrag_mode == "mix"
-    assert settings.ragflow_datasets == ("<dataset id>", "<dataset id>")
-    assert build_provider("lightrag", settings).name == "lightrag"
 
 
 def test_serve_without_a_built_page_tells_a_pip_user_what_to_do(

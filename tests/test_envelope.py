@@ -16,7 +16,7 @@ from deerflow.knowledge import (
 from deerflow.knowledge import envelope as envelope_module
 from deerflow.knowledge.contract import MAX_EXCERPT_CHARS, MAX_SOURCES, check_record
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, VERSION_KEY, handle_for
-from tests.strategies import content_citing, json_values, knowledge_sources
+from tests.strategies import ExplodingMapping, content_citing, json_values, knowledge_sources
 
 
 def test_build_envelope_dedupes_and_caps() -> None:
@@ -71,15 +71,11 @@ def test_text_parts() -> None:
     assert text_parts(None) == [] and text_parts({"text": "a"}) == []
 
 
-class _Exploding(dict[str, Any]):
-    def get(self, key: str, default: Any = None) -> Any:
-        raise RuntimeError("boom")
-
-
 def test_reader_survives_mappings_that_raise() -> None:
-    artifact = _Exploding(knowledge_sources=[])
+    artifact = ExplodingMapping(knowledge_sources=[])
     result = read_envelope("x", artifact)
     assert result.sources == ()
+    assert result.error == "internal_error"  # the reader's fault, not blamed on the data
 
 
 @settings(max_examples=300)

@@ -13,7 +13,7 @@ import socket
 import pytest
 
 from deerflow.knowledge.contract import RetrievalHit, RetrievalProvider
-from deerflow.knowledge.providers._http import (
+from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
     UpstreamError,
     UpstreamNotFoundError,

@@ -27,6 +27,7 @@ from deerflow.knowledge.native import (
     native_snapshot_of,
     read_native,
 )
+from tests.strategies import ExplodingMapping
 
 CALL = "0123456789abcdef0123456789abcdef"
 
@@ -157,3 +158,8 @@ def test_reader_and_native_budget_never_raise(
     assert result.error is not None or len(result.rejected) + len(result.sources) == len(records)
     budget_native(content, artifact, tool_name="task", max_chars=50)
     read_native(content, records, tool_name="task")
+
+
+def test_an_internal_fault_has_its_own_code() -> None:
+    result = read_native("x", ExplodingMapping(knowledge_sources={}), tool_name="task")
+    assert result.sources == () and result.error == "internal_error"

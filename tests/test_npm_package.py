@@ -189,7 +189,10 @@ def test_a_vite_react_app_renders_the_readme_example(
         assert page.evaluate("document.body.dataset.react") == react
         described = "document.getElementById(document.querySelector('.dk-chip')"
         described += ".getAttribute('aria-describedby'))"
-        assert page.evaluate(f"{described}.hidden") is True
+        # Closed, the chip is described by a short visually hidden text; the preview (with the
+        # excerpt) mounts only once it is opened.
+        assert "Deer eat acorns" not in page.evaluate(f"{described}.textContent")
+        assert page.locator(".dk-preview").count() == 0
         chip.click()
         assert chip.get_attribute("aria-expanded") == "true"
         assert page.evaluate(f"{described}.hidden") is False

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
 
 from deerflow.knowledge import RetrievalProvider, read_envelope
-from deerflow.knowledge.providers._http import ProviderConfigError, ProviderQueryError
+from deerflow.knowledge.providers.errors import ProviderConfigError, ProviderQueryError
 from deerflow.knowledge.providers.local import (
     DEFAULT_CHUNK_CHARS,
     MAX_FILE_BYTES,

@@ -14,11 +14,12 @@ from typing import Literal
 
 import pytest
 
-from deerflow.knowledge.providers._http import REDACTION_MARKER, ProviderError
+from deerflow.knowledge.providers._http import REDACTION_MARKER
 from deerflow.knowledge.providers._log_redaction import (
     install_log_redaction,
     log_redaction_filter,
 )
+from deerflow.knowledge.providers.errors import ProviderError
 from deerflow.knowledge.providers.lightrag import LightRAGProvider
 from deerflow.knowledge.providers.ragflow import RAGFlowProvider
 

@@ -23,9 +23,9 @@ from langchain_core.messages import ToolMessage
 
 from deerflow.knowledge import read_envelope
 from deerflow.knowledge.contract import RetrievalProvider
-from deerflow.knowledge.native import read_native
-from deerflow.knowledge.providers._http import (
-    REDACTION_MARKER,
+from deerflow.knowledge.native import UNKNOWN_DOCUMENT, format_native, read_native
+from deerflow.knowledge.providers._http import REDACTION_MARKER
+from deerflow.knowledge.providers.errors import (
     ProviderConfigError,
     ProviderError,
     ProviderQueryError,
@@ -39,12 +39,10 @@ from deerflow.knowledge.providers._http import (
 )
 from deerflow.knowledge.providers.ragflow import (
     DATASET_ID_MARKER,
-    UNKNOWN_DOCUMENT,
     DatasetUnavailableError,
     RAGFlowChunk,
     RAGFlowProvider,
     RAGFlowResult,
-    format_native,
     real_pages,
 )
 from deerflow.knowledge.tools import make_knowledge_tool, run_knowledge_search
@@ -1062,3 +1060,14 @@ async def test_tool_hook_failure_is_error_text_by_type_only(
 def test_chunks_and_hits_must_be_parallel() -> None:
     with pytest.raises(ValueError):
         RAGFlowResult(provider="ragflow", query="q", chunks=(RAGFlowChunk(text="x"),))
+
+
+def test_the_optional_hooks_are_declared_protocols() -> None:
+    from deerflow.knowledge.contract import DescribesTool, FormatsOwnOutput
+    from deerflow.knowledge.providers.lightrag import LightRAGProvider
+
+    ragflow = RAGFlowProvider(BASE, api_key=SECRET)
+    assert isinstance(ragflow, FormatsOwnOutput) and isinstance(ragflow, DescribesTool)
+    assert isinstance(HookProvider(None), FormatsOwnOutput)
+    lightrag = LightRAGProvider()
+    assert not isinstance(lightrag, FormatsOwnOutput) and not isinstance(lightrag, DescribesTool)

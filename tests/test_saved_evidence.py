@@ -14,6 +14,7 @@ from deerflow.knowledge.saved_evidence import (
     read_saved_evidence,
     read_saved_export,
 )
+from tests.strategies import ExplodingMapping
 
 
 def _record(n: int, **fields: Any) -> dict[str, Any]:
@@ -112,3 +113,9 @@ def test_a_deeply_nested_or_unserializable_payload_is_rejected_not_raised() -> N
     assert read_saved_evidence("r", payload).error == "not_an_object"
     odd = {"knowledge_sources": {"version": 1, "sources": [], "omitted_count": 0, "x": {1, 2}}}
     assert read_saved_evidence("r", odd).error == "not_an_object"
+
+
+def test_an_internal_fault_has_its_own_code() -> None:
+    result = read_saved_evidence("r", ExplodingMapping(knowledge_sources={}))
+    assert result.evidence is None and result.error == "internal_error"
+    assert "internal_error" in SAVED_EVIDENCE_ERRORS

@@ -7,7 +7,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deerflow.knowledge import KnowledgeCapabilities, RetrievalHit, RetrievalResult, read_envelope
-from deerflow.knowledge.providers._http import UpstreamAuthError
+from deerflow.knowledge.providers.errors import UpstreamAuthError
 from deerflow.knowledge.tools import MAX_QUERY_CHARS, make_knowledge_tool, search_text
 
 SECRET = "sk-SECRET-MARKER-9f3a"

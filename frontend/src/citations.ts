@@ -1,20 +1,64 @@
 /**
- * The citation link grammar (contracts/README.md §4): find citations, relabel orphans.
+ * Citations are the CommonMark links the renderer shows (contracts/README.md §4).
  *
- * A deliberate subset of CommonMark that agrees with it on everything a model emits: fenced code
- * blocks, code spans, backslash escapes, images, and the rule that links do not nest. Like the
- * Python twin (`backend/deerflow/knowledge/citations.py`) it runs one left-to-right pass with a
- * bracket stack, so hostile input cannot make it quadratic; both follow the same steps and
- * `contracts/vectors/citations.json` pins them. All syntax characters are ASCII, so the scanner
- * works on UTF-16 units and converts only the reported offsets (and the two length limits) to
- * code points.
+ * A citation is a CommonMark 0.31.2 link — inline or reference-style, its destination decoded as
+ * CommonMark decodes it — whose destination the handle table ({@link classifyDestination}) names.
+ * What is a link is decided by micromark through `mdast-util-from-markdown`, the very parser
+ * react-markdown renders with, so code spans, code blocks, HTML, autolinks and images are never
+ * mistaken for citations and `KnowledgeMarkdown` finds its chips on the tree it renders
+ * ({@link citationsInTree}). The Python twin uses pulldown-cmark; `contracts/vectors/citations.json`
+ * and the CommonMark spec examples pin both to CommonMark.
+ *
+ * micromark is super-linear on a few hostile shapes (thousands of emphasis delimiters or deeply
+ * nested brackets in one paragraph). {@link literalMarkersExtension} keeps every parse linear: in a
+ * block (a run of lines between blank lines) with more than {@link MAX_INLINE_MARKERS} inline
+ * markers or brackets nested deeper than {@link MAX_BRACKET_DEPTH}, those markers are plain text.
+ * Likewise only the whole lines within the first {@link MAX_MARKDOWN_CHARS} code points are
+ * parsed; the rest of such a message is plain text. Offsets are UTF-16 internally, reported in code points.
  */
 
-import { CONTROL, CodePointCounter, WHITE_SPACE, codePointsBetween } from "./text.js";
+import { fromMarkdown } from "mdast-util-from-markdown";
+import type { Nodes, Parents, Root } from "mdast";
+import type { Code, Construct, Extension, State, TokenizeContext } from "micromark-util-types";
+import type { VFile } from "vfile";
 
-export const MAX_LABEL_CHARS = 2_048;
-export const MAX_DESTINATION_CHARS = 2_048;
+import { CodePointCounter, codePointToUtf16Index } from "./text.js";
+
 export const CITATION_LABEL_PREFIX = "citation:";
+/** Inline markers (`*`/`_`/`~` runs, `[`, `]`) one block may hold before they become text. */
+export const MAX_INLINE_MARKERS = 512;
+/** Bracket nesting one block may reach before its markers become text. */
+export const MAX_BRACKET_DEPTH = 32;
+/**
+ * Code points of a message parsed as Markdown: the whole lines within them; the lines after are
+ * one plain-text paragraph (micromark's container handling is super-linear on long documents).
+ */
+export const MAX_MARKDOWN_CHARS = 200_000;
+/**
+ * Relabeling passes that replace a link by its label exactly as written; a later pass (reached
+ * only by links nested deeper, i.e. hostile input) also escapes the brackets that could form one.
+ */
+export const MAX_PLAIN_RELABEL_PASSES = 4;
+
+// ---------------------------------------------------------------------------------------------
+// The handle grammar: defined here once for the package (§3 handles, §4 table, §7 native links).
+
+/** The 32-hex shared source id (a regular-expression body, unanchored). */
+export const SHARED_ID_SYNTAX = "[0-9a-f]{32}";
+/** The native RAGFlow id `<32 hex>-<n>`, n = 1–999 without a leading zero (unanchored). */
+export const NATIVE_ID_SYNTAX = "[0-9a-f]{32}-[1-9][0-9]{0,2}";
+/** The handle of a shared record: `#knowledge-source-<id>`. */
+export const SHARED_HANDLE_PREFIX = "#knowledge-source-";
+/** The handle of a native record: `#knowledge-<id>`. */
+export const NATIVE_HANDLE_PREFIX = "#knowledge-";
+/** The prefix rehype-sanitize's clobbering adds to ids; the table accepts it on destinations. */
+export const CLOBBER_PREFIX = "user-content-";
+
+const SHARED_RE = new RegExp(`^#(?:${CLOBBER_PREFIX})?knowledge-source-(${SHARED_ID_SYNTAX})$`);
+const NATIVE_RE = new RegExp(`^#(?:${CLOBBER_PREFIX})?knowledge-(${NATIVE_ID_SYNTAX})$`);
+const SHARED_PREFIXES = [SHARED_HANDLE_PREFIX, `#${CLOBBER_PREFIX}knowledge-source-`] as const;
+const WEB_PREFIXES = ["http://", "https://"] as const;
+const UNESCAPE_RE = /\\([!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~])/g;
 
 export type CitationKind = "shared" | "native" | "web" | "malformed";
 export type CitationReason = "bad_source_id" | "unsupported_destination";
@@ -23,129 +67,17 @@ export interface Citation {
   readonly kind: CitationKind;
   /** The label without `citation:` and with backslash escapes resolved (display text). */
   readonly label: string;
-  /** The label exactly as written between the brackets. */
+  /** The link text exactly as written between its brackets. */
   readonly raw_label: string;
+  /** The destination as CommonMark decodes it (for a reference link, its definition's). */
   readonly href: string;
   /** The 32-hex id (`shared`), `<hex>-<n>` (`native`), otherwise null. */
   readonly source_id: string | null;
   readonly reason: CitationReason | null;
   /** Code-point offset of the opening bracket. */
   readonly start: number;
-  /** Code-point offset just past the closing parenthesis. */
+  /** Code-point offset just past the link (its `)`, or a reference's last `]`). */
   readonly end: number;
-}
-
-export interface FindCitationsOptions {
-  readonly maxLabelChars?: number;
-  readonly maxDestinationChars?: number;
-}
-
-const SHARED_RE = /^#(?:user-content-)?knowledge-source-([0-9a-f]{32})$/;
-const NATIVE_RE = /^#(?:user-content-)?knowledge-([0-9a-f]{32}-[1-9][0-9]{0,2})$/;
-const SHARED_PREFIXES = ["#knowledge-source-", "#user-content-knowledge-source-"] as const;
-const WEB_PREFIXES = ["http://", "https://"] as const;
-const ASCII_PUNCTUATION = new Set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~");
-const DESTINATION_STOP: ReadonlySet<string> = new Set([...WHITE_SPACE, ...CONTROL, ..."()<>"]);
-const UNESCAPE_RE = /\\([!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~])/g;
-
-const CODE_SPAN = 1;
-const FENCE = 2;
-
-/** A link found by the scanner, in UTF-16 indices of the markdown. */
-interface RawLink {
-  readonly start: number;
-  readonly labelEnd: number;
-  readonly end: number;
-}
-
-interface Found {
-  readonly kind: CitationKind;
-  readonly label: string;
-  readonly raw_label: string;
-  readonly href: string;
-  readonly source_id: string | null;
-  readonly reason: CitationReason | null;
-  readonly start: number;
-  readonly end: number;
-}
-
-/** Every citation-like link in `markdown`, in document order (never throws on a string). */
-export function findCitations(markdown: string, options: FindCitationsOptions = {}): Citation[] {
-  const found = scan(markdown, options);
-  const counter = new CodePointCounter(markdown);
-  return found.map((citation) =>
-    Object.freeze({
-      ...citation,
-      start: counter.at(citation.start),
-      end: counter.at(citation.end),
-    }),
-  );
-}
-
-/**
- * `markdown` with every `shared` citation whose id is not in `keepIds` replaced by its written
- * label without the leading `citation:`; everything else is left byte-identical. Relabeling can
- * form a new link, so it repeats until no orphan is left (each pass removes a destination).
- */
-export function relabelOrphans(markdown: string, keepIds: Iterable<string>): string {
-  const keep = new Set(keepIds);
-  let text = markdown;
-  for (;;) {
-    const relabeled = relabelOnce(text, keep);
-    if (relabeled === text) return text;
-    text = relabeled;
-  }
-}
-
-function relabelOnce(markdown: string, keep: ReadonlySet<string>): string {
-  const pieces: string[] = [];
-  let cursor = 0;
-  for (const citation of scan(markdown, {})) {
-    if (citation.kind !== "shared" || (citation.source_id !== null && keep.has(citation.source_id))) {
-      continue;
-    }
-    pieces.push(markdown.slice(cursor, citation.start), stripPrefix(citation.raw_label));
-    cursor = citation.end;
-  }
-  if (pieces.length === 0) return markdown;
-  pieces.push(markdown.slice(cursor));
-  return pieces.join("");
-}
-
-function scan(markdown: unknown, options: FindCitationsOptions): Found[] {
-  if (typeof markdown !== "string") return [];
-  const maxLabel = options.maxLabelChars ?? MAX_LABEL_CHARS;
-  const maxDestination = options.maxDestinationChars ?? MAX_DESTINATION_CHARS;
-  const code = codeMask(markdown);
-  const found: Found[] = [];
-  for (const link of links(markdown, code, maxLabel, maxDestination)) {
-    const citation = classify(markdown, link);
-    if (citation !== null) found.push(citation);
-  }
-  return found;
-}
-
-function stripPrefix(label: string): string {
-  return label.startsWith(CITATION_LABEL_PREFIX) ? label.slice(CITATION_LABEL_PREFIX.length) : label;
-}
-
-function classify(text: string, { start, labelEnd, end }: RawLink): Found | null {
-  const rawLabel = text.slice(start + 1, labelEnd);
-  const href = text.slice(labelEnd + 2, end - 1);
-  const label = stripPrefix(rawLabel).replace(UNESCAPE_RE, "$1");
-  const make = (kind: CitationKind, sourceId: string | null, reason: CitationReason | null): Found => ({
-    kind,
-    label,
-    raw_label: rawLabel,
-    href,
-    source_id: sourceId,
-    reason,
-    start,
-    end,
-  });
-
-  const found = classifyDestination(rawLabel, href);
-  return found === null ? null : make(found.kind, found.sourceId, found.reason);
 }
 
 /** How §4's table classifies a link: by its destination, and for `citation:` labels by its label. */
@@ -156,8 +88,8 @@ export interface DestinationClass {
 }
 
 /**
- * The one implementation of contracts/README.md §4's destination table (also used to classify
- * links react-markdown rendered). Returns null for an ordinary, non-citation link.
+ * The one implementation of contracts/README.md §4's destination table. Returns null for an
+ * ordinary, non-citation link.
  */
 export function classifyDestination(rawLabel: string, href: string): DestinationClass | null {
   const shared = SHARED_RE.exec(href);
@@ -174,252 +106,464 @@ export function classifyDestination(rawLabel: string, href: string): Destination
   return { kind: "malformed", sourceId: null, reason: "unsupported_destination" };
 }
 
-/** The index just past the line starting at `start` (its `\r\n`, `\r` or `\n` included). */
-function lineEnd(text: string, start: number): number {
-  const n = text.length;
-  let i = start;
-  while (i < n) {
-    const unit = text.charCodeAt(i);
-    if (unit === 0x0a) return i + 1;
-    if (unit === 0x0d) return i + 1 < n && text.charCodeAt(i + 1) === 0x0a ? i + 2 : i + 1;
-    i += 1;
+/** A label without its leading `citation:`. */
+export function stripCitationPrefix(label: string): string {
+  return label.startsWith(CITATION_LABEL_PREFIX) ? label.slice(CITATION_LABEL_PREFIX.length) : label;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+/**
+ * The micromark extension that keeps a parse of `markdown` linear: in every block over the
+ * limits, `*`, `_`, `~`, `[`, `]` and `!` are plain text (so no emphasis, link or image forms
+ * there). Pass it with the other micromark extensions when parsing `markdown` itself.
+ */
+export function literalMarkersExtension(markdown: string, limits: MarkdownLimits = {}): Extension {
+  const ranges = hostileBlocks(markdown, limits);
+  return ranges.length === 0 ? {} : literalMarkers(() => ranges);
+}
+
+function literalMarkers(ranges: () => readonly number[]): Extension {
+  const construct: Construct = {
+    name: "knowledgeLiteralMarker",
+    tokenize(this: TokenizeContext, effects, ok, nok): State {
+      const offset = this.now().offset;
+      return (code: Code) => {
+        if (!inRanges(ranges(), offset)) return nok(code);
+        effects.enter("data");
+        effects.consume(code);
+        effects.exit("data");
+        return ok;
+      };
+    },
+  };
+  // Tried before micromark's own constructs for these codes (extension constructs come first).
+  return { text: { 33: construct, 42: construct, 91: construct, 93: construct, 95: construct, 126: construct } };
+}
+
+/** What {@link remarkCitations} found on the final mdast (`file.data.knowledgeCitations`). */
+export interface TreeCitations {
+  /** In document order. */
+  readonly citations: readonly Citation[];
+  /** By the UTF-16 source offset of each citation's `[` (what a rendered node's position says). */
+  readonly byOffset: ReadonlyMap<number, Citation>;
+}
+
+declare module "vfile" {
+  interface DataMap {
+    knowledgeCitations: TreeCitations;
   }
-  return n;
 }
 
-/** The line without its line ending. */
-function lineBody(text: string, start: number, end: number): string {
-  let bodyEnd = end;
-  while (bodyEnd > start) {
-    const unit = text.charCodeAt(bodyEnd - 1);
-    if (unit !== 0x0a && unit !== 0x0d) break;
-    bodyEnd -= 1;
+interface ParserHost {
+  parser?: ((document: string, file: VFile) => unknown) | undefined;
+  data(): { micromarkExtensions?: Extension[] };
+}
+
+/**
+ * A unified (remark) plugin for a renderer: use it after remark-parse and every other remark
+ * plugin. It adds the linearity guard to the parse and, as the last transformer, stores the
+ * citations of the final mdast on `file.data.knowledgeCitations`, so the renderer numbers and
+ * draws chips from the tree it renders.
+ */
+export function remarkCitations(
+  this: unknown,
+  limits?: MarkdownLimits | null,
+): (tree: Root, file: VFile) => void {
+  const host = this as ParserHost;
+  let ranges: readonly number[] = [];
+  const data = host.data();
+  data.micromarkExtensions = [...(data.micromarkExtensions ?? []), literalMarkers(() => ranges)];
+  const parse = host.parser;
+  if (parse !== undefined) {
+    host.parser = (document, file) =>
+      parseCapped(document, limits ?? {}, (head) => {
+        ranges = hostileBlocks(head, limits ?? {});
+        return parse(head, file) as Root;
+      });
   }
-  return text.slice(start, bodyEnd);
+  return (tree, file) => {
+    file.data.knowledgeCitations = citationsByOffset(tree, String(file.value));
+  };
 }
 
-function leadingRun(s: string, from: number, char: string): number {
-  let i = from;
-  while (i < s.length && s[i] === char) i += 1;
-  return i - from;
+/**
+ * The linearity guard's limits (defaults {@link MAX_INLINE_MARKERS}, {@link MAX_BRACKET_DEPTH},
+ * {@link MAX_MARKDOWN_CHARS}).
+ */
+export interface MarkdownLimits {
+  readonly maxInlineMarkers?: number;
+  readonly maxBracketDepth?: number;
+  readonly maxMarkdownChars?: number;
 }
 
-/** A fence opener: `[character, run length]`, or null. */
-function fenceOpener(body: string): readonly [string, number] | null {
-  const indent = leadingRun(body, 0, " ");
-  if (indent > 3) return null;
-  const char = body[indent];
-  if (char !== "`" && char !== "~") return null;
-  const run = leadingRun(body, indent, char);
-  if (run < 3) return null;
-  if (char === "`" && body.includes("`", indent + run)) return null;
-  return [char, run];
-}
-
-function closesFence(body: string, char: string, length: number): boolean {
-  const indent = leadingRun(body, 0, " ");
-  if (indent > 3) return false;
-  const run = leadingRun(body, indent, char);
-  if (run < length) return false;
-  for (let i = indent + run; i < body.length; i++) {
-    if (body[i] !== " " && body[i] !== "\t") return false;
-  }
-  return true;
-}
-
-/** Per UTF-16 unit: CODE_SPAN inside a code span, FENCE on the lines of a fenced block, else 0. */
-function codeMask(text: string): Uint8Array {
-  const n = text.length;
-  const mask = new Uint8Array(n);
-  let segmentStart = 0;
-  let fence: readonly [string, number] | null = null;
-  let lineStart = 0;
-  while (lineStart < n) {
-    const end = lineEnd(text, lineStart);
-    const body = lineBody(text, lineStart, end);
-    if (fence === null) {
-      const opened = fenceOpener(body);
-      if (opened !== null) {
-        markCodeSpans(text, segmentStart, lineStart, mask);
-        fence = opened;
-        mask.fill(FENCE, lineStart, end);
-      }
-    } else {
-      mask.fill(FENCE, lineStart, end);
-      if (closesFence(body, fence[0], fence[1])) {
-        fence = null;
-        segmentStart = end;
-      }
-    }
-    lineStart = end;
-  }
-  if (fence === null) markCodeSpans(text, segmentStart, n, mask);
-  return mask;
-}
-
-function isEscape(text: string, i: number, end: number): boolean {
-  return (
-    text.charCodeAt(i) === 0x5c && i + 1 < end && ASCII_PUNCTUATION.has(text.charAt(i + 1))
+/** The mdast of `markdown`, parsed as react-markdown parses it (plain CommonMark, no plugin). */
+export function parseMarkdown(markdown: string, limits: MarkdownLimits = {}): Root {
+  return parseCapped(markdown, limits, (head) =>
+    fromMarkdown(head, { extensions: [literalMarkersExtension(head, limits)] }),
   );
 }
 
-function markCodeSpans(text: string, start: number, end: number, mask: Uint8Array): void {
-  // Start positions of every maximal backtick run, by run length (ascending).
-  const runs = new Map<number, number[]>();
-  for (let i = start; i < end; ) {
-    if (text.charCodeAt(i) !== 0x60) {
-      i += 1;
-      continue;
-    }
-    let j = i;
-    while (j < end && text.charCodeAt(j) === 0x60) j += 1;
-    const list = runs.get(j - i);
-    if (list === undefined) runs.set(j - i, [i]);
-    else list.push(i);
-    i = j;
+/**
+ * `parse` applied to the whole lines of `markdown` within its first `maxMarkdownChars` code points;
+ * the rest (if any) becomes one paragraph of plain text with its true position.
+ */
+function parseCapped(markdown: string, limits: MarkdownLimits, parse: (head: string) => Root): Root {
+  const max = limits.maxMarkdownChars ?? MAX_MARKDOWN_CHARS;
+  let cut = codePointToUtf16Index(markdown, max);
+  if (cut >= markdown.length) return parse(markdown);
+  // Back to the start of the line holding the limit, so the tail is whole lines.
+  while (cut > 0 && markdown.charCodeAt(cut - 1) !== 0x0a && markdown.charCodeAt(cut - 1) !== 0x0d) cut -= 1;
+  const tree = parse(markdown.slice(0, cut));
+  const start = pointAt(markdown, cut);
+  const end = pointAt(markdown, markdown.length, start, cut);
+  const position = { start, end };
+  tree.children.push({ type: "paragraph", position, children: [{ type: "text", value: markdown.slice(cut), position }] });
+  if (tree.position !== undefined) tree.position = { start: tree.position.start, end };
+  return tree;
+}
+
+/** The unist point of UTF-16 offset `offset` (line and column counted from `from`). */
+function pointAt(
+  markdown: string,
+  offset: number,
+  from: { line: number; column: number; offset: number } = { line: 1, column: 1, offset: 0 },
+  fromIndex = 0,
+): { line: number; column: number; offset: number } {
+  let { line, column } = from;
+  for (let i = fromIndex; i < offset; i++) {
+    const unit = markdown.charCodeAt(i);
+    if (unit === 0x0a || (unit === 0x0d && markdown.charCodeAt(i + 1) !== 0x0a)) {
+      line += 1;
+      column = 1;
+    } else column += 1;
   }
-  if (runs.size === 0) return;
-  let i = start;
-  while (i < end) {
-    if (isEscape(text, i, end)) {
-      i += 2;
-      continue;
-    }
-    if (text.charCodeAt(i) !== 0x60) {
-      i += 1;
-      continue;
-    }
-    let j = i;
-    while (j < end && text.charCodeAt(j) === 0x60) j += 1;
-    const length = j - i;
-    const starts = runs.get(length) ?? [];
-    const k = bisectLeft(starts, j);
-    const close = starts[k];
-    if (close !== undefined) {
-      mask.fill(CODE_SPAN, i, close + length);
-      i = close + length;
-    } else {
-      i = j;
-    }
+  return { line, column, offset };
+}
+
+/** Every citation in `markdown`, in document order (never throws on a string). */
+export function findCitations(markdown: string, limits: MarkdownLimits = {}): Citation[] {
+  if (typeof markdown !== "string") return [];
+  return citationsInTree(parseMarkdown(markdown, limits), markdown);
+}
+
+/**
+ * The citations of `tree`, the mdast parsed from `markdown` (with positions), in document order.
+ * The renderer calls this on the tree it renders.
+ */
+export function citationsInTree(tree: Root, markdown: string): Citation[] {
+  const links = scanTree(tree, markdown, false).links;
+  const counter = new CodePointCounter(markdown);
+  return links.map((link) => {
+    const start = counter.at(link.start);
+    return Object.freeze({ ...link.citation, start, end: counter.at(link.end) });
+  });
+}
+
+/** The citations of `tree` (parsed from `markdown`), also keyed by their UTF-16 start offset. */
+export function citationsByOffset(tree: Root, markdown: string): TreeCitations {
+  const links = scanTree(tree, markdown, false).links;
+  const counter = new CodePointCounter(markdown);
+  const byOffset = new Map<number, Citation>();
+  const citations = links.map((link) => {
+    const start = counter.at(link.start);
+    const citation = Object.freeze({ ...link.citation, start, end: counter.at(link.end) });
+    byOffset.set(link.start, citation);
+    return citation;
+  });
+  return { citations: Object.freeze(citations), byOffset };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Relabeling
+
+/**
+ * `markdown` with every `shared` citation whose id is not in `keepIds` replaced by its written
+ * label without the leading `citation:`; everything else is left byte-identical.
+ *
+ * Replacing a link by its label can form a new one (an outer link whose label no longer holds
+ * one, or a label `[x]` meeting a following `(#…)`), so passes repeat; after
+ * {@link MAX_PLAIN_RELABEL_PASSES} a pass also backslash-escapes the literal brackets of the blocks
+ * it changes (they render the same but can form no link), so at most that many + 1 linear passes
+ * reach the fixpoint, whatever the nesting.
+ */
+export function relabelOrphans(markdown: string, keepIds: Iterable<string>): string {
+  const keep = new Set(keepIds);
+  let text = markdown;
+  for (let pass = 1; ; pass++) {
+    const relabeled = relabelOnce(text, keep, pass > MAX_PLAIN_RELABEL_PASSES);
+    if (relabeled === text) return text;
+    text = relabeled;
   }
 }
 
-function bisectLeft(sorted: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((sorted[mid] as number) < value) lo = mid + 1;
-    else hi = mid;
+function relabelOnce(markdown: string, keep: ReadonlySet<string>, escape: boolean): string {
+  const scan = scanTree(parseMarkdown(markdown), markdown, escape);
+  const chosen = scan.links.filter(
+    ({ citation }) => citation.kind === "shared" && citation.source_id !== null && !keep.has(citation.source_id),
+  );
+  if (chosen.length === 0) return markdown;
+  const edits: Array<readonly [number, number, string]> = [];
+  if (escape) {
+    const blocks = new Set(chosen.map((link) => link.block));
+    for (const block of blocks) {
+      for (const offset of scan.brackets.get(block) ?? []) edits.push([offset, offset, "\\"]);
+    }
   }
-  return lo;
-}
-
-function isEscapedAt(text: string, i: number): boolean {
-  let backslashes = 0;
-  while (i - backslashes - 1 >= 0 && text.charCodeAt(i - backslashes - 1) === 0x5c) backslashes += 1;
-  return backslashes % 2 === 1;
-}
-
-function blankLineFollows(text: string, from: number): boolean {
-  const n = text.length;
-  let i = from;
-  while (i < n && (text[i] === " " || text[i] === "\t")) i += 1;
-  if (i < n && text[i] === "\n" && text[i - 1] === "\r") return false; // the \n of a \r\n pair
-  return i < n && (text[i] === "\r" || text[i] === "\n");
-}
-
-/** Index just past `)` when `](destination)` follows the `]` at `close`, else -1. */
-function destinationEnd(text: string, code: Uint8Array, close: number, limit: number): number {
-  const n = text.length;
-  if (close + 1 >= n || text[close + 1] !== "(" || code[close + 1] !== 0) return -1;
-  let j = close + 2;
-  // At most `limit` destination code points, then the `)`.
-  for (let seen = 0; j < n && seen <= limit; seen++) {
-    if (code[j] !== 0) return -1;
-    const char = text.charAt(j);
-    if (char === ")") return j > close + 2 ? j + 1 : -1;
-    if (DESTINATION_STOP.has(char)) return -1;
-    j += isPairAt(text, j) ? 2 : 1;
-  }
-  return -1;
-}
-
-function isPairAt(text: string, i: number): boolean {
-  const high = text.charCodeAt(i);
-  const low = text.charCodeAt(i + 1);
-  return high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff;
-}
-
-function labelFits(text: string, start: number, close: number, limit: number): boolean {
-  const units = close - start - 1;
-  if (units <= limit) return true;
-  if (units > 2 * limit) return false;
-  return codePointsBetween(text, start + 1, close) <= limit;
-}
-
-/** Every inline link, images and their contents excluded, in document order. */
-function links(text: string, code: Uint8Array, maxLabel: number, maxDestination: number): RawLink[] {
-  // Open brackets: position, whether `![`, and how many links had been found when it was pushed.
-  // A plain opener is active only while no link has been found since (links do not nest).
-  const openers: Array<{ position: number; image: boolean; generation: number }> = [];
-  let generation = 0;
-  let found: RawLink[] = [];
-  const images: Array<readonly [number, number]> = [];
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const mark = code[i] as number;
-    if (mark !== 0) {
-      if (mark === FENCE) openers.length = 0;
-      i += 1;
+  for (const link of chosen) {
+    let labelStart = link.start + 1;
+    if (markdown.startsWith(CITATION_LABEL_PREFIX, labelStart)) labelStart += CITATION_LABEL_PREFIX.length;
+    if (!escape) {
+      edits.push([link.start, link.end, markdown.slice(labelStart, link.labelEnd)]);
       continue;
     }
-    const char = text.charAt(i);
-    if (char === "\\" && i + 1 < n && ASCII_PUNCTUATION.has(text.charAt(i + 1)) && code[i + 1] === 0) {
-      i += 2;
-      continue;
+    const pieces: string[] = [];
+    let cursor = labelStart;
+    for (const offset of link.brackets) {
+      if (offset < labelStart) continue;
+      pieces.push(markdown.slice(cursor, offset), "\\");
+      cursor = offset;
     }
-    if (char === "\r" || char === "\n") {
-      if (blankLineFollows(text, i + 1)) openers.length = 0;
-    } else if (char === "[") {
-      const image = i > 0 && text[i - 1] === "!" && code[i - 1] === 0 && !isEscapedAt(text, i - 1);
-      openers.push({ position: i, image, generation });
-    } else if (char === "]") {
-      const opener = openers.pop();
-      if (opener !== undefined) {
-        const active = opener.image || opener.generation === generation;
-        const end = destinationEnd(text, code, i, maxDestination);
-        if (active && end !== -1 && labelFits(text, opener.position, i, maxLabel)) {
-          if (opener.image) {
-            images.push([opener.position - 1, end]);
-          } else {
-            found.push({ start: opener.position, labelEnd: i, end });
-            generation += 1;
-          }
-          i = end;
-          continue;
-        }
+    pieces.push(markdown.slice(cursor, link.labelEnd));
+    edits.push([link.start, link.end, pieces.join("")]);
+  }
+  edits.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const out: string[] = [];
+  let cursor = 0;
+  for (const [offset, end, replacement] of edits) {
+    out.push(markdown.slice(cursor, offset), replacement);
+    cursor = end;
+  }
+  out.push(markdown.slice(cursor));
+  return out.join("");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tree walk
+
+/** A citation link found in the tree, in UTF-16 offsets of the markdown. */
+interface FoundLink {
+  readonly citation: Omit<Citation, "start" | "end">;
+  readonly start: number;
+  /** Offset of the `]` closing the link text. */
+  readonly labelEnd: number;
+  readonly end: number;
+  /** The leaf block (paragraph, heading, table cell) holding the link. */
+  readonly block: number;
+  /** Literal, unescaped brackets in the link text (only collected for an escaping pass). */
+  readonly brackets: readonly number[];
+}
+
+interface TreeScan {
+  readonly links: FoundLink[];
+  /** Per leaf block: literal, unescaped brackets outside every link (escaping pass only). */
+  readonly brackets: Map<number, number[]>;
+}
+
+const LEAF_BLOCKS: ReadonlySet<string> = new Set(["paragraph", "heading", "tableCell"]);
+
+interface Frame {
+  readonly node: Nodes;
+  readonly block: number;
+  /** The brackets list of the link this node is inside, if any. */
+  readonly inLink: number[] | null;
+}
+
+function scanTree(tree: Root, markdown: string, collectBrackets: boolean): TreeScan {
+  // First definition of a label wins (CommonMark §4.7); micromark makes a reference a link only
+  // when a definition exists, so every linkReference finds its url here.
+  const definitions = new Map<string, string>();
+  const links: FoundLink[] = [];
+  const outside = new Map<number, number[]>();
+  let blocks = 0;
+  const stack: Frame[] = [{ node: tree, block: -1, inLink: null }];
+  const pendingLinks: Array<{ frame: Frame; brackets: number[] }> = [];
+  // Iterative depth-first walk in document order (containers can nest arbitrarily deep); the
+  // frames are kept, in that order, only when an escaping pass needs the text nodes' brackets.
+  const order: Frame[] = [];
+  while (stack.length > 0) {
+    const frame = stack.pop() as Frame;
+    const { node } = frame;
+    if (node.type === "definition" && !definitions.has(node.identifier)) {
+      definitions.set(node.identifier, node.url);
+    }
+    if (collectBrackets) order.push(frame);
+    // Nothing inside an image or an autolink is a citation, and no bracket there is escaped
+    // (an autolink's text is its address, where a backslash escapes nothing).
+    if (node.type === "image" || node.type === "imageReference") continue;
+    if (!("children" in node)) continue;
+    let block = frame.block;
+    if (LEAF_BLOCKS.has(node.type)) block = blocks++;
+    let inLink = frame.inLink;
+    if (node.type === "link" || node.type === "linkReference") {
+      if (!bracketAt(markdown, node)) continue;
+      inLink = [];
+      pendingLinks.push({ frame, brackets: inLink });
+    }
+    const children = (node as Parents).children;
+    for (let i = children.length - 1; i >= 0; i--) {
+      stack.push({ node: children[i] as Nodes, block, inLink });
+    }
+  }
+  if (collectBrackets) {
+    for (const { node, block, inLink } of order) {
+      if (node.type !== "text") continue;
+      const found = literalBrackets(markdown, node);
+      if (found.length === 0) continue;
+      if (inLink !== null) inLink.push(...found);
+      else {
+        const list = outside.get(block);
+        if (list === undefined) outside.set(block, found);
+        else list.push(...found);
       }
     }
-    i += 1;
   }
-  found.sort((a, b) => a.start - b.start || a.labelEnd - b.labelEnd || a.end - b.end);
-  if (images.length > 0) {
-    // Drop links that start inside an image: merge the image spans, then sweep both in order.
-    images.sort((x, y) => x[0] - y[0]);
-    const spans: Array<[number, number]> = [];
-    for (const [a, b] of images) {
-      const last = spans[spans.length - 1];
-      if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b);
-      else spans.push([a, b]);
-    }
-    let k = 0;
-    found = found.filter((link) => {
-      while (k < spans.length && (spans[k] as [number, number])[1] <= link.start) k += 1;
-      const span = spans[k];
-      return span === undefined || link.start < span[0];
-    });
+  for (const { frame, brackets } of pendingLinks) {
+    const link = foundLink(frame, markdown, definitions, brackets);
+    if (link !== null) links.push(link);
+  }
+  return { links, brackets: outside };
+}
+
+function bracketAt(markdown: string, node: Nodes): boolean {
+  const offset = node.position?.start.offset;
+  // Autolinks (`<https://…>`) and GFM literal autolinks are links without brackets.
+  return offset !== undefined && markdown.charCodeAt(offset) === 0x5b;
+}
+
+function foundLink(
+  frame: Frame,
+  markdown: string,
+  definitions: ReadonlyMap<string, string>,
+  brackets: number[],
+): FoundLink | null {
+  const node = frame.node;
+  if (node.type !== "link" && node.type !== "linkReference") return null;
+  const start = node.position?.start.offset;
+  const end = node.position?.end.offset;
+  if (start === undefined || end === undefined) return null;
+  const href = node.type === "link" ? node.url : definitions.get(node.identifier);
+  if (href === undefined) return null;
+  const labelEnd = labelEndOf(markdown, node, start, end);
+  if (labelEnd === -1) return null;
+  const rawLabel = markdown.slice(start + 1, labelEnd);
+  const found = classifyDestination(rawLabel, href);
+  if (found === null) return null;
+  return {
+    citation: {
+      kind: found.kind,
+      label: stripCitationPrefix(rawLabel).replace(UNESCAPE_RE, "$1"),
+      raw_label: rawLabel,
+      href,
+      source_id: found.sourceId,
+      reason: found.reason,
+    },
+    start,
+    labelEnd,
+    end,
+    block: frame.block,
+    brackets,
+  };
+}
+
+/** The `]` closing the link text: the first one after the last child (only white space between). */
+function labelEndOf(markdown: string, node: Parents, start: number, end: number): number {
+  const last = node.children[node.children.length - 1];
+  let i = last?.position?.end.offset ?? start + 1;
+  while (i < end && markdown.charCodeAt(i) !== 0x5d) i += 1;
+  return i < end ? i : -1;
+}
+
+/** UTF-16 offsets of the brackets a text node's source writes literally (not escaped). */
+function literalBrackets(markdown: string, node: Nodes): number[] {
+  const from = node.position?.start.offset;
+  const to = node.position?.end.offset;
+  if (from === undefined || to === undefined) return [];
+  const found: number[] = [];
+  for (let i = from; i < to; i++) {
+    const unit = markdown.charCodeAt(i);
+    if (unit === 0x5c && i + 1 < to && isAsciiPunctuation(markdown.charCodeAt(i + 1))) i += 1;
+    else if (unit === 0x5b || unit === 0x5d) found.push(i);
   }
   return found;
+}
+
+function isAsciiPunctuation(unit: number): boolean {
+  return (
+    (unit >= 0x21 && unit <= 0x2f) ||
+    (unit >= 0x3a && unit <= 0x40) ||
+    (unit >= 0x5b && unit <= 0x60) ||
+    (unit >= 0x7b && unit <= 0x7e)
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The linearity guard
+
+/**
+ * Flat `[start, end, start, end, …]` UTF-16 ranges of the blocks over the limits. A block is a
+ * maximal run of non-blank lines: no paragraph (micromark's unit of inline parsing) crosses a
+ * blank line, so every paragraph lies inside one block and the counts bound its markers.
+ */
+function hostileBlocks(markdown: string, limits: MarkdownLimits): number[] {
+  const maxMarkers = limits.maxInlineMarkers ?? MAX_INLINE_MARKERS;
+  const maxDepth = limits.maxBracketDepth ?? MAX_BRACKET_DEPTH;
+  const ranges: number[] = [];
+  const n = markdown.length;
+  let blockStart = 0;
+  let markers = 0;
+  let depth = 0;
+  let hostile = false;
+  let i = 0;
+  while (i < n) {
+    const lineStart = i;
+    let blank = true;
+    let previous = -1;
+    for (; i < n; i++) {
+      const unit = markdown.charCodeAt(i);
+      if (unit === 0x0a || unit === 0x0d) break;
+      if (unit !== 0x20 && unit !== 0x09) blank = false;
+      if (unit === 0x5c) {
+        // An escaped character is no marker; a `\` before a line ending escapes nothing.
+        const next = i + 1 < n ? markdown.charCodeAt(i + 1) : 0x0a;
+        if (next !== 0x0a && next !== 0x0d) i += 1;
+        previous = -1;
+        continue;
+      }
+      if (unit === 0x2a || unit === 0x5f || unit === 0x7e) {
+        if (unit !== previous) markers += 1;
+      } else if (unit === 0x5b) {
+        markers += 1;
+        depth += 1;
+        if (depth > maxDepth) hostile = true;
+      } else if (unit === 0x5d) {
+        markers += 1;
+        if (depth > 0) depth -= 1;
+      }
+      previous = unit;
+    }
+    if (markers > maxMarkers) hostile = true;
+    if (i < n) i += markdown.charCodeAt(i) === 0x0d && markdown.charCodeAt(i + 1) === 0x0a ? 2 : 1;
+    if (blank) {
+      if (hostile) ranges.push(blockStart, lineStart);
+      blockStart = i;
+      markers = 0;
+      depth = 0;
+      hostile = false;
+    }
+  }
+  if (hostile) ranges.push(blockStart, n);
+  return ranges;
+}
+
+function inRanges(ranges: readonly number[], offset: number): boolean {
+  let lo = 0;
+  let hi = ranges.length / 2;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((ranges[2 * mid + 1] as number) <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ranges.length / 2 && (ranges[2 * lo] as number) <= offset;
 }

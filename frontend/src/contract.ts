@@ -13,6 +13,7 @@ import {
   hasLoneSurrogate,
   isBlank,
 } from "./text.js";
+import { SHARED_HANDLE_PREFIX } from "./citations.js";
 
 /** One verified evidence record (the wire form: absent optional fields are omitted). */
 export interface KnowledgeSource {
@@ -39,8 +40,11 @@ export type RejectionReason =
   | "handle_missing"
   | "excerpt_missing";
 
-/** Why a whole envelope was rejected (§3). */
-export type EnvelopeError = "not_an_array" | "bad_version" | "too_many_records";
+/**
+ * Why a whole envelope was rejected (§3). `internal_error` is the reader's own fault (only exotic
+ * host objects such as throwing proxies reach it), kept apart so it is not blamed on the data.
+ */
+export type EnvelopeErrorCode = "not_an_array" | "bad_version" | "too_many_records" | "internal_error";
 
 export interface Rejection {
   readonly key: SourceKey;
@@ -51,7 +55,7 @@ export interface Rejection {
 export interface ReadResult {
   readonly sources: readonly KnowledgeSource[];
   readonly rejected: readonly Rejection[];
-  readonly error: EnvelopeError | null;
+  readonly error: EnvelopeErrorCode | null;
 }
 
 export const REJECTION_REASONS: readonly RejectionReason[] = Object.freeze([
@@ -62,10 +66,11 @@ export const REJECTION_REASONS: readonly RejectionReason[] = Object.freeze([
   "excerpt_missing",
 ]);
 
-export const ENVELOPE_ERRORS: readonly EnvelopeError[] = Object.freeze([
+export const ENVELOPE_ERRORS: readonly EnvelopeErrorCode[] = Object.freeze([
   "not_an_array",
   "bad_version",
   "too_many_records",
+  "internal_error",
 ]);
 
 export const ENVELOPE_VERSION = 1;
@@ -89,7 +94,7 @@ export const RESERVED_KEYS: readonly string[] = Object.freeze([
   RETRIEVAL_SOURCES_KEY,
 ]);
 /** The handle that must appear in the message text: `#knowledge-source-<id>`. */
-export const SOURCE_HANDLE_PREFIX = "#knowledge-source-";
+export const SOURCE_HANDLE_PREFIX = SHARED_HANDLE_PREFIX;
 
 export const REQUIRED_FIELDS = Object.freeze(["id", "provider", "title", "excerpt"] as const);
 export const OPTIONAL_FIELDS = Object.freeze(["dataset_name", "url", "page"] as const);

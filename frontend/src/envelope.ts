@@ -17,13 +17,14 @@ import {
   VERSION_KEY,
   isRecordObject,
   validateRecordFields,
-  type EnvelopeError,
+  type EnvelopeErrorCode,
   type KnowledgeSource,
   type ReadResult,
   type Rejection,
   type RejectionReason,
   type SourceKey,
 } from "./contract.js";
+import { SHARED_HANDLE_PREFIX, SHARED_ID_SYNTAX } from "./citations.js";
 import { sourceId } from "./ids.js";
 import { LinearNeedle, searchWork, startsAt } from "./substring.js";
 
@@ -35,7 +36,7 @@ const EMPTY: ReadResult = Object.freeze({
   error: null,
 });
 
-function failed(error: EnvelopeError): ReadResult {
+function failed(error: EnvelopeErrorCode): ReadResult {
   return Object.freeze({ sources: Object.freeze([]), rejected: Object.freeze([]), error });
 }
 
@@ -75,7 +76,7 @@ export function readEnvelope(content: unknown, artifact: unknown): ReadResult {
   } catch {
     // Defence in depth (only reachable through exotic objects such as throwing proxies): nothing
     // that could not be read is trusted. Mirrors the Python reader.
-    return failed("not_an_array");
+    return failed("internal_error");
   }
 }
 
@@ -187,7 +188,7 @@ class MessageText {
   private readonly found = new Map<string, boolean>();
 
   constructor(private readonly parts: readonly string[]) {
-    const handle = /#knowledge-source-([0-9a-f]{32})/g;
+    const handle = new RegExp(`${SHARED_HANDLE_PREFIX}(${SHARED_ID_SYNTAX})`, "g");
     parts.forEach((part, partIndex) => {
       for (const match of part.matchAll(handle)) {
         const id = match[1];

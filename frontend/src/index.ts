@@ -37,7 +37,7 @@ export {
   validateRecordFields,
 } from "./contract.js";
 export type {
-  EnvelopeError,
+  EnvelopeErrorCode,
   KnowledgeSource,
   ReadResult,
   Rejection,
@@ -49,18 +49,30 @@ export { ID_DOMAIN_TAG, IDENTITY_FIELDS, canonicalIdentity, sourceId } from "./i
 export { handleFor, readEnvelope, textParts } from "./envelope.js";
 export {
   CITATION_LABEL_PREFIX,
-  MAX_DESTINATION_CHARS,
-  MAX_LABEL_CHARS,
+  CLOBBER_PREFIX,
+  MAX_BRACKET_DEPTH,
+  MAX_INLINE_MARKERS,
+  MAX_MARKDOWN_CHARS,
+  MAX_PLAIN_RELABEL_PASSES,
+  NATIVE_ID_SYNTAX,
+  SHARED_HANDLE_PREFIX,
+  SHARED_ID_SYNTAX,
+  citationsInTree,
   classifyDestination,
   findCitations,
+  literalMarkersExtension,
+  citationsByOffset,
+  parseMarkdown,
   relabelOrphans,
+  remarkCitations,
 } from "./citations.js";
 export type {
   Citation,
   CitationKind,
   CitationReason,
   DestinationClass,
-  FindCitationsOptions,
+  MarkdownLimits,
+  TreeCitations,
 } from "./citations.js";
 export {
   CONTROL,
@@ -108,7 +120,6 @@ export {
   KnowledgeMarkdown,
   MAX_EMPHASIS_RUNS,
   MAX_INDENT_COLUMNS,
-  MAX_MARKDOWN_CHARS,
   MAX_NESTING_DEPTH,
   MessageBoundary,
   SourceDetails,
@@ -147,7 +158,7 @@ export {
   readNative,
 } from "./native.js";
 export type {
-  NativeError,
+  NativeErrorCode,
   NativeReadResult,
   NativeRejection,
   NativeRejectionReason,
@@ -159,4 +170,4 @@ export {
   readSavedEvidence,
   savedEvidenceLookup,
 } from "./savedEvidence.js";
-export type { SavedEvidence, SavedEvidenceError, SavedEvidenceResult } from "./savedEvidence.js";
+export type { SavedEvidence, SavedEvidenceErrorCode, SavedEvidenceResult } from "./savedEvidence.js";

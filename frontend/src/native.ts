@@ -8,6 +8,7 @@
  * `contracts/vectors/native_ragflow.json` pin both. Never throws.
  */
 
+import { CLOBBER_PREFIX, NATIVE_HANDLE_PREFIX, NATIVE_ID_SYNTAX } from "./citations.js";
 import { KNOWLEDGE_SOURCES_KEY, isRecordObject } from "./contract.js";
 import { textParts } from "./envelope.js";
 import { codePointLength, hasLoneSurrogate } from "./text.js";
@@ -15,13 +16,13 @@ import { codePointLength, hasLoneSurrogate } from "./text.js";
 export const NATIVE_VERSION = 1;
 export const NATIVE_PROVIDER = "ragflow";
 export const NATIVE_TOOL_NAMES: ReadonlySet<string> = new Set(["knowledge_search", "task"]);
-export const NATIVE_HANDLE_PREFIX = "#knowledge-";
 export const MAX_NATIVE_SOURCES = 100;
 export const MAX_NATIVE_LOCATOR_CHARS = 256;
 export const MAX_NATIVE_NAME_CHARS = 512;
 export const MAX_NATIVE_TEXT_CHARS = 200_000;
 export const MAX_NATIVE_PAGES = 100;
-export const NATIVE_ID_PATTERN = /^[a-f0-9]{32}-[1-9][0-9]{0,2}$/;
+export const NATIVE_ID_PATTERN = new RegExp(`^${NATIVE_ID_SYNTAX}$`);
+export { NATIVE_HANDLE_PREFIX };
 
 /** One native RAGFlow record (locators are artifact-only and never shown). */
 export interface NativeSource {
@@ -38,7 +39,13 @@ export interface NativeSource {
 }
 
 export type NativeRejectionReason = "bad_field" | "duplicate" | "handle_missing";
-export type NativeError = "tool_not_allowed" | "bad_version" | "not_an_array" | "too_many_records";
+/** Why a whole snapshot was rejected; `internal_error` is the reader's own fault. */
+export type NativeErrorCode =
+  | "tool_not_allowed"
+  | "bad_version"
+  | "not_an_array"
+  | "too_many_records"
+  | "internal_error";
 
 export interface NativeRejection {
   readonly index: number;
@@ -48,7 +55,7 @@ export interface NativeRejection {
 export interface NativeReadResult {
   readonly sources: readonly NativeSource[];
   readonly rejected: readonly NativeRejection[];
-  readonly error: NativeError | null;
+  readonly error: NativeErrorCode | null;
 }
 
 const EMPTY: NativeReadResult = Object.freeze({
@@ -57,7 +64,7 @@ const EMPTY: NativeReadResult = Object.freeze({
   error: null,
 });
 
-function failed(error: NativeError): NativeReadResult {
+function failed(error: NativeErrorCode): NativeReadResult {
   return Object.freeze({ sources: Object.freeze([]), rejected: Object.freeze([]), error });
 }
 
@@ -82,7 +89,7 @@ export function readNative(
     return read(content, artifact, toolName);
   } catch {
     // Defence in depth (throwing proxies and the like); mirrors the Python reader.
-    return failed("not_an_array");
+    return failed("internal_error");
   }
 }
 
@@ -99,7 +106,7 @@ function read(content: unknown, artifact: unknown, toolName: unknown): NativeRea
   if (records.length > MAX_NATIVE_SOURCES) return failed("too_many_records");
 
   const linked = new Set<string>();
-  const link = /\]\(#(?:user-content-)?knowledge-([a-f0-9]{32}-[1-9][0-9]{0,2})\)/g;
+  const link = new RegExp(`\\]\\(#(?:${CLOBBER_PREFIX})?knowledge-(${NATIVE_ID_SYNTAX})\\)`, "g");
   for (const part of textParts(content)) {
     for (const match of part.matchAll(link)) {
       if (match[1] !== undefined) linked.add(match[1]);

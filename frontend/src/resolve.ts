@@ -25,7 +25,11 @@
 import type { KnowledgeSource, ReadResult } from "./contract.js";
 import { isRecordObject } from "./contract.js";
 import { citationsOf } from "./citationMemo.js";
-import { classifyDestination, type Citation } from "./citations.js";
+import {
+  classifyDestination,
+  stripCitationPrefix as stripPrefix,
+  type Citation,
+} from "./citations.js";
 import { readEnvelope } from "./envelope.js";
 import { readNative, type NativeReadResult, type NativeSource } from "./native.js";
 import { visibleText } from "./visible.js";
@@ -394,13 +398,13 @@ function deepEqual(a: unknown, b: unknown, depth: number): boolean {
 const SHARED_FAILED: ReadResult = Object.freeze({
   sources: Object.freeze([]),
   rejected: Object.freeze([]),
-  error: "not_an_array",
+  error: "internal_error",
 });
 
 const NATIVE_FAILED: NativeReadResult = Object.freeze({
   sources: Object.freeze([]),
   rejected: Object.freeze([]),
-  error: "not_an_array",
+  error: "internal_error",
 });
 
 function safeRead<T>(read: () => T, fallback: T): T {
@@ -438,8 +442,6 @@ export function collectSources(messages: readonly unknown[], beforeIndex: number
 // Classifying a rendered link (the same table as contracts/README.md §4, applied to the label and
 // destination react-markdown produced after sanitizing).
 
-const LABEL_PREFIX = "citation:";
-
 /** Why a citation renders as an inert label. */
 export type InertReason = "evidence_not_loaded" | "bad_source_id" | "unsupported_destination";
 
@@ -471,9 +473,7 @@ export function classifyLink(label: string, href: string | null | undefined): Li
 }
 
 /** A label without its leading `citation:`. */
-export function stripCitationPrefix(label: string): string {
-  return label.startsWith(LABEL_PREFIX) ? label.slice(LABEL_PREFIX.length) : label;
-}
+export const stripCitationPrefix: (label: string) => string = stripPrefix;
 
 /** The citations of one message, resolved against its evidence. */
 export interface CitationSummary {
@@ -489,9 +489,15 @@ export interface CitationSummary {
   readonly citations: readonly Citation[];
 }
 
-/** Resolve the citations of `markdown` (outside code, §4 grammar) against `lookup`. */
-export function summarizeCitations(markdown: string, lookup: SourceLookup): CitationSummary {
-  const citations = citationsOf(markdown);
+/**
+ * Resolve the citations of `markdown` (§4: its CommonMark links) against `lookup`. Pass the
+ * citations already found on a parsed tree instead of the text to skip the parse.
+ */
+export function summarizeCitations(
+  markdown: string | readonly Citation[],
+  lookup: SourceLookup,
+): CitationSummary {
+  const citations = typeof markdown === "string" ? citationsOf(markdown) : markdown;
   const sources: ResolvedSource[] = [];
   const numbers = new Map<string, number>();
   const missing = new Set<string>();
@@ -519,6 +525,6 @@ export function summarizeCitations(markdown: string, lookup: SourceLookup): Cita
     numbers,
     unresolved: missing.size,
     malformed,
-    citations: Object.freeze(citations),
+    citations: Object.isFrozen(citations) ? citations : Object.freeze([...citations]),
   };
 }

@@ -15,17 +15,18 @@ import { KNOWLEDGE_SOURCES_KEY, isRecordObject } from "./contract.js";
 import {
   MAX_NATIVE_SOURCES,
   readNative,
-  type NativeError,
+  type NativeErrorCode,
   type NativeRejectionReason,
   type NativeSource,
 } from "./native.js";
 import { sourceLookupFrom, type SourceLookup } from "./resolve.js";
+import { codePointLength } from "./text.js";
 
 export const MAX_SAVED_SOURCES = MAX_NATIVE_SOURCES;
 /** Code points of the payload's compact JSON. */
 export const MAX_SAVED_PAYLOAD_CHARS = 1_000_000;
 
-export type SavedEvidenceError =
+export type SavedEvidenceErrorCode =
   | "not_an_object"
   | "too_large"
   | "bad_version"
@@ -35,7 +36,8 @@ export type SavedEvidenceError =
   | "bad_field"
   | "duplicate"
   | "not_cited"
-  | "blank_field";
+  | "blank_field"
+  | "internal_error";
 
 export interface SavedEvidence {
   readonly sources: readonly NativeSource[];
@@ -45,22 +47,23 @@ export interface SavedEvidence {
 export interface SavedEvidenceResult {
   /** Null when there is no evidence or it was rejected whole. */
   readonly evidence: SavedEvidence | null;
-  readonly error: SavedEvidenceError | null;
+  readonly error: SavedEvidenceErrorCode | null;
   /** The first offending record, for record-level errors. */
   readonly index: number | null;
 }
 
-const TO_SAVED: Readonly<Record<NativeError | NativeRejectionReason, SavedEvidenceError>> = {
+const TO_SAVED: Readonly<Record<NativeErrorCode | NativeRejectionReason, SavedEvidenceErrorCode>> = {
   bad_field: "bad_field",
   duplicate: "duplicate",
   handle_missing: "not_cited",
   bad_version: "bad_version",
   not_an_array: "not_an_array",
   too_many_records: "too_many_records",
+  internal_error: "internal_error",
   tool_not_allowed: "not_an_object", // unreachable: the reader is asked as a `task` message
 };
 
-function rejected(error: SavedEvidenceError, index: number | null = null): SavedEvidenceResult {
+function rejected(error: SavedEvidenceErrorCode, index: number | null = null): SavedEvidenceResult {
   return Object.freeze({ evidence: null, error, index });
 }
 
@@ -73,17 +76,7 @@ function compactSize(value: unknown): number | null {
     return null;
   }
   if (json === undefined) return null;
-  let count = 0;
-  for (let i = 0; i < json.length; i++) {
-    const unit = json.charCodeAt(i);
-    // A high surrogate followed by a low one is one code point.
-    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < json.length) {
-      const next = json.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) i++;
-    }
-    count++;
-  }
-  return count;
+  return codePointLength(json);
 }
 
 /** The verified evidence of a saved report, or why it was rejected whole. Never throws. */
@@ -91,7 +84,7 @@ export function readSavedEvidence(report: unknown, payload: unknown): SavedEvide
   try {
     return read(report, payload);
   } catch {
-    return rejected("not_an_object");
+    return rejected("internal_error");
   }
 }
 

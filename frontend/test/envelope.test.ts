@@ -79,6 +79,8 @@ describe("readEnvelope", () => {
     const trap = new Proxy({}, { get: boom, has: boom, ownKeys: boom, getOwnPropertyDescriptor: boom, getPrototypeOf: boom });
     expect(() => readEnvelope(trap, trap)).not.toThrow();
     expect(readEnvelope(trap, trap).sources).toEqual([]);
+    // The reader's own fault has its own code: it is not blamed on the data.
+    expect(readEnvelope(trap, trap).error).toBe("internal_error");
     const getterArtifact = Object.defineProperty({ knowledge_sources_version: 1 }, "knowledge_sources", { get: boom, enumerable: true });
     expect(readEnvelope(content, getterArtifact).sources).toEqual([]);
     expect(() => readEnvelope([trap, { type: "text", get text(): string { return boom(); } }], envelope())).not.toThrow();

@@ -121,6 +121,7 @@ describe("readNative", () => {
     );
     const r = record(1);
     expect(() => readNative(entry(r, 1), throwing, "task")).not.toThrow();
+    expect(readNative(entry(r, 1), throwing, "task").error).toBe("internal_error");
     expect(() => readNative(entry(r, 1), { knowledge_sources: throwing }, "task")).not.toThrow();
     expect(readNative(entry(r, 1), snapshot(throwing, r), "task")).toEqual({
       sources: [r],

@@ -33,6 +33,7 @@ from deerflow.knowledge.envelope import (
     RETRIEVAL_SOURCES_KEY,
     VERSION_KEY,
     read_envelope,
+    record_id,
     text_parts,
 )
 from deerflow.knowledge.fitting import WholeEntries
@@ -211,7 +212,7 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
             kept_ids.update(source.id for source in result.sources)
             for rejection in result.rejected:
                 record = shared[rejection.key][rejection.index]
-                dropped.add(_record_id(record))
+                dropped.add(record_id(record) or "")
             if result.rejected:
                 changed = True
                 rejected = {(r.key, r.index) for r in result.rejected}
@@ -265,12 +266,6 @@ def preview_text(text: str, *, max_chars: int) -> str:
 
 
 # --------------------------------------------------------------------------- internals
-
-
-def _record_id(record: object) -> str:
-    if isinstance(record, Mapping) and isinstance(record_id := record.get("id"), str):
-        return record_id
-    return ""
 
 
 @dataclass(frozen=True, slots=True)

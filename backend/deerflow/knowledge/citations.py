@@ -20,6 +20,7 @@ from typing import Any, Final, Literal, cast
 import pyromark
 
 from deerflow.knowledge.handles import classify_destination
+from deerflow.knowledge.text import replace_lone_surrogates
 
 __all__ = [
     "CITATION_LABEL_PREFIX",
@@ -42,7 +43,6 @@ _SHARED_ONLY: Final[tuple[CitationKind, ...]] = ("shared",)
 
 # Plain CommonMark: no extension is on in the renderer (KnowledgeMarkdown has no remark-gfm).
 _PARSER: Final = pyromark.Markdown()
-_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 _UNESCAPE_RE = re.compile(r"\\([!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])")
 # Inline elements; every other start or end event is a block boundary.
 _INLINE: Final = frozenset(
@@ -169,7 +169,7 @@ def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
     literal brackets of every leaf block (for the escaping relabel pass)."""
     # pulldown-cmark takes UTF-8, which has no lone surrogates; U+FFFD is one code point too, so
     # offsets are unchanged, and it is never part of a handle.
-    text = markdown if markdown.isascii() else _SURROGATE_RE.sub("\ufffd", markdown)
+    text = markdown if markdown.isascii() else replace_lone_surrogates(markdown)
     data = text.encode()
     # Every conversion below is at an offset no smaller than the one before (events come in
     # document order, links do not nest), so converting costs one decode of the text in all.

@@ -14,6 +14,11 @@ Every failure is one ``Error: …`` line on stderr (library warnings about the s
 not printed as well). Text that came from documents, providers or threads is printed as plain
 text (never as console markup) with control characters replaced; API keys and URL passwords are
 never printed.
+
+The module is long because it is four commands with their terminal output, kept together so the
+exit-code table and the output rules above hold in one place; everything they compute lives in
+the library (:mod:`~deerflow.knowledge.audit`, :mod:`~deerflow.knowledge.settings`, the
+providers, :mod:`~deerflow.knowledge.server`).
 """
 
 from __future__ import annotations
@@ -22,16 +27,15 @@ import asyncio
 import errno
 import json
 import logging
-import re
 import socket
 import sqlite3
 import urllib.parse
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, NoReturn
+from typing import Annotated, Any, Final, NoReturn
 
 import typer
 from rich.console import Console
@@ -39,13 +43,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from deerflow.knowledge.citations import find_citations
+from deerflow.knowledge.audit import (
+    CITATION_STATUSES,
+    CitationAudit,
+    ThreadFormatError,
+    audit_saved_export,
+    audit_thread,
+    thread_messages,
+)
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalProvider, RetrievalResult
 from deerflow.knowledge.envelope import (
-    KNOWLEDGE_SOURCES_KEY,
-    RETRIEVAL_SOURCES_KEY,
     read_envelope,
-    text_parts,
 )
 from deerflow.knowledge.native import read_native
 from deerflow.knowledge.providers.errors import (
@@ -53,40 +61,26 @@ from deerflow.knowledge.providers.errors import (
     ProviderError,
     ProviderQueryError,
 )
-from deerflow.knowledge.saved_evidence import SavedReport, read_saved_export
+from deerflow.knowledge.saved_evidence import read_saved_export
 from deerflow.knowledge.settings import (
     PROVIDER_NAMES,
     KnowledgeSettings,
     build_provider,
     load_settings,
 )
+from deerflow.knowledge.text import printable
 from deerflow.knowledge.visible import visible_text
 
 __all__ = [
     "CHECKPOINT_PROBE_SECONDS",
-    "CITATION_STATUSES",
     "EXIT_FINDING",
     "EXIT_OK",
     "EXIT_UPSTREAM",
     "EXIT_USAGE",
-    "CitationAudit",
-    "CitationStatus",
-    "ThreadFormatError",
     "app",
-    "audit_saved_export",
-    "audit_thread",
     "main",
-    "thread_messages",
 ]
 
-CitationStatus = Literal["verified", "evidence-not-loaded", "malformed", "forged", "web"]
-CITATION_STATUSES: Final[tuple[CitationStatus, ...]] = (
-    "verified",
-    "evidence-not-loaded",
-    "malformed",
-    "forged",
-    "web",
-)
 EXIT_OK: Final = 0
 EXIT_FINDING: Final = 1
 EXIT_USAGE: Final = 2
@@ -94,7 +88,6 @@ EXIT_UPSTREAM: Final = 3
 #: How long ``serve`` waits for the checkpoint database before giving up (exit 3).
 CHECKPOINT_PROBE_SECONDS: Final = 30.0
 _EXCERPT_PREVIEW_CHARS: Final = 400
-_UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 app = typer.Typer(
     name="deerflow-knowledge",
@@ -123,7 +116,7 @@ def main() -> None:
 def _safe(text: object) -> Text:
     """Untrusted text for the terminal: no markup, no control characters (newline and tab kept),
     invisible format characters such as bidi overrides spelled ``<U+XXXX>``."""
-    return Text(_UNSAFE_RE.sub("\ufffd", visible_text(str(text))))
+    return Text(printable(visible_text(str(text))))
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -296,9 +289,7 @@ def index(
         task = bar.add_task("index", total=None, current="")
 
         def advance(event: IndexProgress) -> None:
-            bar.update(
-                task, total=event.total, completed=event.done, current=_printable(event.path)
-            )
+            bar.update(task, total=event.total, completed=event.done, current=printable(event.path))
 
         try:
             report = provider.index(root, progress=advance)
@@ -349,10 +340,6 @@ def index(
         for item in report.skipped:
             skipped.add_row(_safe(item.path), _safe(item.reason))
         _out.print(skipped)
-
-
-def _printable(text: str) -> str:
-    return _UNSAFE_RE.sub("\ufffd", text)
 
 
 # --------------------------------------------------------------------------- search
@@ -517,217 +504,6 @@ def _evidence(excerpt: str) -> Text:
 
 
 # --------------------------------------------------------------------------- verify
-
-
-class ThreadFormatError(ValueError):
-    """The file is not a thread this command understands."""
-
-
-@dataclass(frozen=True, slots=True)
-class CitationAudit:
-    message_index: int
-    """Index of the assistant message in the thread's message list."""
-    kind: str
-    status: CitationStatus
-    label: str
-    href: str
-    source_id: str | None
-    reason: str | None
-    title: str | None
-    """The verified title, for a verified citation."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "message_index": self.message_index,
-            "kind": self.kind,
-            "status": self.status,
-            "label": self.label,
-            "href": self.href,
-            "source_id": self.source_id,
-            "reason": self.reason,
-            "title": self.title,
-        }
-
-
-_ROLES: Final = {
-    "ai": "ai",
-    "assistant": "ai",
-    "aimessage": "ai",
-    "aimessagechunk": "ai",
-    "tool": "tool",
-    "toolmessage": "tool",
-    "toolmessagechunk": "tool",
-    "function": "tool",
-    "human": "human",
-    "user": "human",
-    "humanmessage": "human",
-    "system": "system",
-    "systemmessage": "system",
-}
-
-
-def thread_messages(data: object) -> list[dict[str, Any]]:
-    """A saved thread's messages as ``{"role", "content", "artifact", "name"}`` dicts.
-
-    Accepts a LangGraph state (``{"values": {"messages": [...]}}`` or ``{"messages": [...]}``) or
-    a bare list; messages as LangChain dicts (``{"type": "ai", "content", ...}``),
-    ``messages_to_dict`` form (``{"type", "data": {...}}``), LangChain's serialized constructor
-    form, or role dicts (``{"role": "assistant", ...}``). Unknown items get the role ``"other"``.
-    """
-    if isinstance(data, Mapping):
-        values = data.get("values")
-        if isinstance(values, Mapping):
-            data = values
-        if "messages" not in data:
-            raise ThreadFormatError("expected a JSON object with 'messages' (or 'values.messages')")
-        data = data["messages"]
-    if data is None:
-        return []
-    if not isinstance(data, list):
-        raise ThreadFormatError("'messages' must be a list")
-    return [_message(item) for item in data]
-
-
-def _message(item: object) -> dict[str, Any]:
-    if not isinstance(item, Mapping):
-        return {"role": "other", "content": None, "artifact": None, "name": None}
-    kind: object = item.get("type") or item.get("role")
-    fields: Mapping[str, Any] = item
-    if item.get("lc") is not None and isinstance(item.get("kwargs"), Mapping):
-        ids = item.get("id")
-        kind = ids[-1] if isinstance(ids, list) and ids else None
-        fields = item["kwargs"]
-    elif isinstance(item.get("data"), Mapping) and "content" not in item:
-        fields = item["data"]
-    role = _ROLES.get(kind.lower(), "other") if isinstance(kind, str) else "other"
-    return {
-        "role": role,
-        "content": fields.get("content"),
-        "artifact": fields.get("artifact"),
-        "name": fields.get("name"),
-    }
-
-
-def audit_thread(messages: list[dict[str, Any]]) -> list[CitationAudit]:
-    """Classify every citation of every assistant message against the *preceding* tool evidence.
-
-    * ``verified``: a preceding tool message carries a record with this id that verifies
-      (read_envelope for shared ids, read_native for native ones).
-    * ``forged``: no verified record has the id, but a preceding tool artifact carries a record
-      with this id that fails verification (id_mismatch, excerpt_missing, handle_missing, ...,
-      or an envelope-level fault such as bad_version) — evidence that was altered or fabricated.
-    * ``evidence-not-loaded``: no preceding tool message mentions the id at all.
-    * ``malformed``: the link's destination is not a valid citation target.
-    * ``web``: an ordinary web citation (not knowledge evidence; not audited).
-    """
-    verified: dict[str, str] = {}  # id -> title
-    failed: dict[str, str] = {}  # id -> first failure reason
-    audits: list[CitationAudit] = []
-    for index, message in enumerate(messages):
-        content, artifact = message["content"], message["artifact"]
-        if message["role"] == "tool":
-            _collect_evidence(content, artifact, message["name"], verified, failed)
-        elif message["role"] == "ai":
-            for part in text_parts(content):
-                for citation in find_citations(part):
-                    audits.append(_audit(index, citation, verified, failed))
-    return audits
-
-
-def audit_saved_export(
-    reports: list[SavedReport],
-) -> tuple[list[dict[str, Any]], list[CitationAudit]]:
-    """Audit each exported report's citations against its own saved evidence only.
-
-    Verified: the evidence passed ``read_saved_evidence`` and holds the id. Forged: the evidence
-    was rejected whole (the reason is its error) and its payload names the id. Otherwise the
-    evidence is not loaded. Each report counts as one assistant message.
-    """
-    messages: list[dict[str, Any]] = []
-    audits: list[CitationAudit] = []
-    for index, saved in enumerate(reports):
-        evidence, error = saved.result.evidence, saved.result.error
-        verified = {s.id: s.document_name for s in evidence.sources} if evidence else {}
-        failed: dict[str, str] = {}
-        snapshot = (
-            saved.payload.get(KNOWLEDGE_SOURCES_KEY) if isinstance(saved.payload, Mapping) else None
-        )
-        records = snapshot.get("sources") if isinstance(snapshot, Mapping) else None
-        if error is not None and isinstance(records, list):
-            failed = {rid: error for r in records if (rid := _record_id(r)) is not None}
-        messages.append({"role": "ai", "content": saved.report, "artifact": None, "name": None})
-        audits.extend(_audit(index, c, verified, failed) for c in find_citations(saved.report))
-    return messages, audits
-
-
-def _collect_evidence(
-    content: object,
-    artifact: object,
-    name: object,
-    verified: dict[str, str],
-    failed: dict[str, str],
-) -> None:
-    shared = read_envelope(content, artifact)
-    for source in shared.sources:
-        verified.setdefault(source.id, source.title)
-    if isinstance(artifact, Mapping):
-        rejected = {(r.key, r.index): r.reason for r in shared.rejected}
-        for key in (KNOWLEDGE_SOURCES_KEY, RETRIEVAL_SOURCES_KEY):
-            records = artifact.get(key)
-            if not isinstance(records, list):
-                continue
-            for position, record in enumerate(records):
-                record_id = _record_id(record)
-                reason = shared.error or rejected.get((key, position))
-                if record_id is not None and reason is not None:
-                    failed.setdefault(record_id, reason)
-    native = read_native(content, artifact, tool_name=name)
-    for native_source in native.sources:
-        verified.setdefault(native_source.id, native_source.document_name)
-    snapshot = artifact.get(KNOWLEDGE_SOURCES_KEY) if isinstance(artifact, Mapping) else None
-    if isinstance(snapshot, Mapping) and isinstance(snapshot.get("sources"), list):
-        native_rejected = {r.index: r.reason for r in native.rejected}
-        for position, record in enumerate(snapshot["sources"]):
-            record_id = _record_id(record)
-            native_reason: str | None = native.error or native_rejected.get(position)
-            if record_id is not None and native_reason is not None:
-                failed.setdefault(record_id, native_reason)
-
-
-def _record_id(record: object) -> str | None:
-    if isinstance(record, Mapping):
-        value = record.get("id")
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def _audit(
-    index: int, citation: Any, verified: Mapping[str, str], failed: Mapping[str, str]
-) -> CitationAudit:
-    status: CitationStatus
-    reason: str | None = citation.reason
-    title: str | None = None
-    if citation.kind == "malformed":
-        status = "malformed"
-    elif citation.kind == "web":
-        status = "web"
-    elif citation.source_id in verified:
-        status, title = "verified", verified[citation.source_id]
-    elif citation.source_id in failed:
-        status, reason = "forged", failed[citation.source_id]
-    else:
-        status = "evidence-not-loaded"
-    return CitationAudit(
-        message_index=index,
-        kind=citation.kind,
-        status=status,
-        label=citation.label,
-        href=citation.href,
-        source_id=citation.source_id,
-        reason=reason,
-        title=title,
-    )
 
 
 _STATUS_STYLES: Final = {

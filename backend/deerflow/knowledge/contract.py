@@ -15,6 +15,13 @@ from typing import Any, Final, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from deerflow.knowledge.ids import source_id
+from deerflow.knowledge.text import (
+    CONTROL_CHARACTERS,
+    WHITE_SPACE,
+    has_forbidden_title_character,
+    has_lone_surrogate,
+    is_blank,
+)
 
 __all__ = [
     "CONTROL_CHARACTERS",
@@ -36,13 +43,14 @@ __all__ = [
     "REQUIRED_FIELDS",
     "URL_PATTERN",
     "WHITE_SPACE",
+    "DescribesTool",
+    "FormatsOwnOutput",
     "KnowledgeCapabilities",
     "KnowledgeSource",
     "RetrievalHit",
     "RetrievalProvider",
     "RetrievalResult",
     "check_record",
-    "has_control_character",
     "has_lone_surrogate",
     "is_blank",
     "is_valid_dataset_name",
@@ -69,17 +77,6 @@ REQUIRED_FIELDS: Final = ("id", "provider", "title", "excerpt")
 OPTIONAL_FIELDS: Final = ("dataset_name", "url", "page")
 RECORD_FIELDS: Final = frozenset(REQUIRED_FIELDS + OPTIONAL_FIELDS)
 
-#: Unicode ``White_Space``: a string made only of these is blank.
-WHITE_SPACE: Final = frozenset(
-    "\t\n\v\f\r \x85\xa0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000"
-)
-#: C0 and C1 controls plus DEL.
-CONTROL_CHARACTERS: Final = frozenset(
-    [chr(c) for c in range(0x00, 0x20)] + [chr(c) for c in range(0x7F, 0xA0)]
-)
-
 ID_PATTERN: Final = re.compile(r"[0-9a-f]{32}")
 PROVIDER_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _URL_SPACE = "\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\x00-\\x1f\\x7f-\\x9f"
@@ -87,24 +84,6 @@ URL_PATTERN: Final = re.compile(
     rf"https?://(?:[^{_URL_SPACE}/?#@\\\[\]:]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{{1,5}})?"
     rf"(?:[/?#][^{_URL_SPACE}\\]*)?"
 )
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_LONE_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
-_NOT_WHITE_SPACE_RE = re.compile(
-    r"[^\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
-)
-
-
-def has_lone_surrogate(text: str) -> bool:
-    """Python strings hold surrogates only unpaired, so any surrogate code point is lone."""
-    return _LONE_SURROGATE_RE.search(text) is not None
-
-
-def has_control_character(text: str) -> bool:
-    return _CONTROL_RE.search(text) is not None
-
-
-def is_blank(text: str) -> bool:
-    return _NOT_WHITE_SPACE_RE.search(text) is None
 
 
 def is_valid_provider(value: object) -> bool:
@@ -144,7 +123,6 @@ def is_valid_page(value: object) -> bool:
     return type(value) is int and MIN_PAGE <= value <= MAX_PAGE
 
 
-_TITLE_FORBIDDEN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _OPTIONAL_CHECKS: Final = {
     "dataset_name": is_valid_dataset_name,
     "url": is_valid_url,
@@ -156,8 +134,8 @@ def _is_title_like(value: object, max_chars: int) -> bool:
     return (
         type(value) is str
         and 1 <= len(value) <= max_chars
-        and _TITLE_FORBIDDEN_RE.search(value) is None
-        and _NOT_WHITE_SPACE_RE.search(value) is not None
+        and not has_forbidden_title_character(value)
+        and not is_blank(value)
     )
 
 
@@ -178,8 +156,8 @@ def normalized_record(record: object, *, require_id: bool = True) -> dict[str, A
         or not _is_title_like(title, MAX_TITLE_CHARS)
         or type(excerpt) is not str
         or not 1 <= len(excerpt) <= MAX_EXCERPT_CHARS
-        or _NOT_WHITE_SPACE_RE.search(excerpt) is None
-        or (not excerpt.isascii() and _LONE_SURROGATE_RE.search(excerpt) is not None)
+        or is_blank(excerpt)
+        or (not excerpt.isascii() and has_lone_surrogate(excerpt))
     ):
         return None
     if require_id:
@@ -328,6 +306,26 @@ class KnowledgeCapabilities(BaseModel):
 
     def to_metadata(self) -> dict[str, list[str]]:
         return {"operations": list(self.operations)}
+
+
+@runtime_checkable
+class FormatsOwnOutput(Protocol):
+    """Optional provider hook: keep an established output of its own (RAGFlow: DeerFlow's native
+    snapshots). ``format_for_tool`` returns ``(content, artifact)``, or None to select the shared
+    envelope; the tool checks the budget before calling it."""
+
+    def format_for_tool(
+        self, result: RetrievalResult, *, max_chars: int, max_chars_per_hit: int
+    ) -> tuple[str, dict[str, Any]] | None: ...
+
+
+@runtime_checkable
+class DescribesTool(Protocol):
+    """Optional provider hook: its own tool description (its citation links may look
+    different from the shared envelope's)."""
+
+    @property
+    def tool_description(self) -> str: ...
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal, Protocol, get_args
 
 from deerflow.knowledge.contract import (
     ENVELOPE_VERSION,
@@ -30,13 +30,14 @@ __all__ = [
     "RETRIEVAL_SOURCES_KEY",
     "SOURCE_HANDLE_PREFIX",
     "VERSION_KEY",
-    "EnvelopeError",
+    "EnvelopeErrorCode",
     "ReadResult",
     "Rejection",
     "RejectionReason",
     "build_envelope",
     "handle_for",
     "read_envelope",
+    "record_id",
     "text_parts",
     "unique_records",
 ]
@@ -49,15 +50,11 @@ RESERVED_KEYS: Final = frozenset({KNOWLEDGE_SOURCES_KEY, VERSION_KEY, RETRIEVAL_
 RejectionReason = Literal[
     "bad_field", "id_mismatch", "duplicate", "handle_missing", "excerpt_missing"
 ]
-EnvelopeError = Literal["not_an_array", "bad_version", "too_many_records"]
-REJECTION_REASONS: Final = (
-    "bad_field",
-    "id_mismatch",
-    "duplicate",
-    "handle_missing",
-    "excerpt_missing",
-)
-ENVELOPE_ERRORS: Final = ("not_an_array", "bad_version", "too_many_records")
+#: Why a whole envelope was rejected; ``internal_error`` is the reader's own fault (never the
+#: input's: only exotic host objects can reach it), kept apart so it is not blamed on the data.
+EnvelopeErrorCode = Literal["not_an_array", "bad_version", "too_many_records", "internal_error"]
+REJECTION_REASONS: Final[tuple[str, ...]] = get_args(RejectionReason)
+ENVELOPE_ERRORS: Final[tuple[str, ...]] = get_args(EnvelopeErrorCode)
 
 # Writers put the excerpt at the start of the line after its handle's line (or after one locator
 # line), so the common case is settled with a bounded ``startswith`` near the record's first handle.
@@ -88,9 +85,16 @@ class Rejection:
 class ReadResult:
     sources: tuple[KnowledgeSource, ...] = ()
     rejected: tuple[Rejection, ...] = ()
-    error: EnvelopeError | None = None
+    error: EnvelopeErrorCode | None = None
     native: Mapping[str, Any] | None = field(default=None)
     """The native RAGFlow snapshot object when ``knowledge_sources`` is one (unverified here)."""
+
+
+def record_id(record: object) -> str | None:
+    """The ``id`` of an artifact record when it is a string (before any other check)."""
+    if isinstance(record, Mapping) and isinstance(value := record.get("id"), str):
+        return value
+    return None
 
 
 class _HasIdAndRecord(Protocol):
@@ -206,8 +210,8 @@ def read_envelope(content: object, artifact: object) -> ReadResult:
     """Verified shared records of one tool message; never raises on hostile input."""
     try:
         return _read(content, artifact)
-    except Exception:  # pragma: no cover - defence in depth: a reader must never raise
-        return ReadResult(error="not_an_array")
+    except Exception:  # defence in depth: a reader must never raise
+        return ReadResult(error="internal_error")
 
 
 def _read(content: object, artifact: object) -> ReadResult:

@@ -28,6 +28,7 @@ from deerflow.knowledge.contract import (
 )
 from deerflow.knowledge.envelope import build_envelope, handle_for
 from deerflow.knowledge.fitting import WholeEntries
+from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates
 from deerflow.knowledge.visible import visible_text
 
 __all__ = [
@@ -39,7 +40,7 @@ __all__ = [
     "MIN_MAX_CHARS",
     "NO_RESULTS",
     "FormattedResult",
-    "check_budget",
+    "OutputBudget",
     "citation_link",
     "escape_label",
     "format_result",
@@ -53,8 +54,6 @@ MAX_MAX_CHARS: Final = 1_000_000
 NO_RESULTS: Final = "No relevant content found."
 ELLIPSIS: Final = "…"
 
-_CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
-_LONE_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 _LABEL_ESCAPE_RE = re.compile(r"([\\\[\]`])")
 
 
@@ -71,7 +70,7 @@ def escape_label(title: str) -> str:
     """A title as link text: invisible format characters spelled ``<U+XXXX>`` (§8: a bidi override
     must not reorder the label), controls become spaces; ``\\``, ``[``, ``]`` and backticks
     escaped. The record keeps the exact title; only its display changes."""
-    return _LABEL_ESCAPE_RE.sub(r"\\\1", _CONTROL_RUN_RE.sub(" ", visible_text(title)))
+    return _LABEL_ESCAPE_RE.sub(r"\\\1", controls_to_space(visible_text(title)))
 
 
 def citation_link(source: KnowledgeSource) -> str:
@@ -79,13 +78,13 @@ def citation_link(source: KnowledgeSource) -> str:
 
 
 def _clean(text: str) -> str:
-    return _LONE_SURROGATE_RE.sub("\ufffd", text)
+    return replace_lone_surrogates(text)
 
 
 def _title(hit: RetrievalHit) -> str | None:
     if hit.title is None:
         return None
-    title = _CONTROL_RUN_RE.sub(" ", _clean(hit.title)).strip()[:MAX_TITLE_CHARS]
+    title = controls_to_space(_clean(hit.title)).strip()[:MAX_TITLE_CHARS]
     return title if is_valid_title(title) else None
 
 
@@ -117,19 +116,23 @@ def _notice(omitted: int) -> str:
     return f"\n\n[{omitted} more {noun} omitted to stay within the output budget.]"
 
 
-def check_budget(
-    *,
-    max_chars: int = DEFAULT_MAX_CHARS,
-    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT,
-    max_hits: int = DEFAULT_MAX_HITS,
-) -> None:
-    """Raise ``ValueError`` (the caller's fault) for a budget outside the supported bounds."""
-    if not MIN_MAX_CHARS <= max_chars <= MAX_MAX_CHARS:
-        raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
-    if not 1 <= max_chars_per_hit <= MAX_EXCERPT_CHARS:
-        raise ValueError(f"max_chars_per_hit must be between 1 and {MAX_EXCERPT_CHARS}")
-    if not 1 <= max_hits <= MAX_SOURCES:
-        raise ValueError(f"max_hits must be between 1 and {MAX_SOURCES}")
+@dataclass(frozen=True, slots=True)
+class OutputBudget:
+    """How much one tool result may show, checked once when it is made (like ``httpx.Timeout``).
+
+    ``max_chars`` bounds the whole content (code points), ``max_chars_per_hit`` each excerpt.
+    Raises ``ValueError`` (the caller's fault) for a value outside the supported bounds, so a
+    tool with an impossible budget fails when it is built, not on its first call.
+    """
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT
+
+    def __post_init__(self) -> None:
+        if not MIN_MAX_CHARS <= self.max_chars <= MAX_MAX_CHARS:
+            raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
+        if not 1 <= self.max_chars_per_hit <= MAX_EXCERPT_CHARS:
+            raise ValueError(f"max_chars_per_hit must be between 1 and {MAX_EXCERPT_CHARS}")
 
 
 def format_result(
@@ -140,7 +143,9 @@ def format_result(
     max_hits: int = DEFAULT_MAX_HITS,
 ) -> FormattedResult:
     """Content plus evidence artifact for ``result``; content length is at most ``max_chars``."""
-    check_budget(max_chars=max_chars, max_chars_per_hit=max_chars_per_hit, max_hits=max_hits)
+    OutputBudget(max_chars, max_chars_per_hit)  # raises ValueError outside the bounds
+    if not 1 <= max_hits <= MAX_SOURCES:
+        raise ValueError(f"max_hits must be between 1 and {MAX_SOURCES}")
     hits = [hit for hit in result.hits if _clean(hit.text).strip()]
     if not hits:
         return FormattedResult(NO_RESULTS, None, (), 0)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.errors import GraphBubbleUp
@@ -38,6 +38,7 @@ from deerflow.knowledge.envelope import (
 )
 from deerflow.knowledge.fitting import WholeEntries
 from deerflow.knowledge.formatting import citation_link
+from deerflow.knowledge.messages import message_fields, message_view
 from deerflow.knowledge.native import (
     NATIVE_TOOL_NAMES,
     NativeSource,
@@ -75,17 +76,7 @@ DEFAULT_TASK_DESCRIPTION: Final = (
     "its findings."
 )
 _ENTRY_SEPARATOR: Final = "\n\n"
-_TOOL_CLASSES: Final = ("ToolMessage", "ToolMessageChunk")
 _NO_REPORT: Final = "Error: the subagent finished without a report."
-
-
-class _View(NamedTuple):
-    """The parts of a message (object or any dict form) the accumulator looks at."""
-
-    type: object
-    name: object
-    content: object
-    artifact: object
 
 
 class SourceAccumulator:
@@ -162,8 +153,8 @@ class SourceAccumulator:
     def _collect(self, message: object) -> None:
         if isinstance(message, BaseMessage) and message.type != "tool":
             return  # the common case, decided without building a view
-        view = _view(message)
-        if view is None or view.type != "tool":
+        view = message_view(message)
+        if view is None or view.role != "tool":
             return
         found: list[EvidenceSource] = list(read_envelope(view.content, view.artifact).sources)
         if view.name in NATIVE_TOOL_NAMES and native_snapshot_of(view.artifact) is not None:
@@ -182,44 +173,12 @@ def _key(message: object) -> object:
     if isinstance(message, BaseMessage):
         view_id = message.id
     elif isinstance(message, Mapping):
-        view_id = _dict_body(message).get("id")
+        view_id = message_fields(message).get("id")
     return view_id if isinstance(view_id, str) and view_id else message
 
 
 def _same(a: object, b: object) -> bool:
     return a is b or (type(a) is str and type(b) is str and a == b)
-
-
-def _dict_body(message: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The field mapping of a message dict: plain (``convert_to_messages``), ``messages_to_dict``
-    (``{"type", "data"}``) or serialized (``{"lc": 1, "kwargs"}``)."""
-    if message.get("lc") == 1 and isinstance(kwargs := message.get("kwargs"), Mapping):
-        return kwargs
-    if isinstance(data := message.get("data"), Mapping) and "content" in data:
-        return data
-    return message
-
-
-def _view(message: object) -> _View | None:
-    if isinstance(message, BaseMessage):
-        # ``getattr`` of a missing pydantic attribute raises inside: slow on the hot path.
-        artifact = (
-            message.artifact
-            if isinstance(message, ToolMessage)
-            else (message.__pydantic_extra__ or {}).get("artifact")
-        )
-        return _View(message.type, message.name, message.content, artifact)
-    if not isinstance(message, Mapping):
-        return None
-    body = _dict_body(message)
-    kind = body.get("type", body.get("role"))
-    if message.get("lc") == 1:
-        class_path = message.get("id")
-        if isinstance(class_path, list) and class_path and class_path[-1] in _TOOL_CLASSES:
-            kind = "tool"
-    elif "data" in message and body is not message:
-        kind = message.get("type", kind)
-    return _View(kind, body.get("name"), body.get("content"), body.get("artifact"))
 
 
 def forward_cited_sources(
@@ -301,8 +260,8 @@ def _artifact(shared: list[KnowledgeSource], native: list[NativeSource]) -> dict
 def final_report(messages: Sequence[Any] | None) -> str | None:
     """The text of the last AI message of a frame (object or dict form), if there is one."""
     for message in reversed(messages or ()):
-        view = _view(message)
-        if view is not None and view.type in ("ai", "assistant", "AIMessage"):
+        view = message_view(message)
+        if view is not None and view.role == "ai":
             return "".join(text_parts(view.content))
     return None
 

@@ -20,15 +20,16 @@ Everything here is pure: plain values in, plain values out.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol
 
 from deerflow.knowledge.contract import is_valid_page
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
 from deerflow.knowledge.handles import NATIVE_HANDLE_PREFIX, NATIVE_ID_PATTERN
 from deerflow.knowledge.handles import NATIVE_LINK_PATTERN as _LINK_RE
+from deerflow.knowledge.text import controls_to_space, has_lone_surrogate, replace_lone_surrogates
 
 __all__ = [
     "MAX_NATIVE_LOCATOR_CHARS",
@@ -37,21 +38,20 @@ __all__ = [
     "MAX_NATIVE_PAGES",
     "MAX_NATIVE_SOURCES",
     "MAX_NATIVE_TEXT_CHARS",
-    "MAX_NATIVE_TOTAL_TEXT_CHARS",
-    "NATIVE_ERRORS",
     "NATIVE_HANDLE_PREFIX",
     "NATIVE_ID_PATTERN",
     "NATIVE_PROVIDER",
-    "NATIVE_RECORD_FIELDS",
-    "NATIVE_REJECTION_REASONS",
     "NATIVE_TOOL_NAMES",
     "NATIVE_VERSION",
-    "NativeError",
+    "UNKNOWN_DOCUMENT",
+    "NativeErrorCode",
+    "NativeEvidence",
     "NativeReadResult",
     "NativeRejection",
     "NativeRejectionReason",
     "NativeSource",
     "build_native_snapshot",
+    "format_native",
     "native_entry",
     "native_handle",
     "native_link",
@@ -70,29 +70,17 @@ MAX_NATIVE_LOCATOR_CHARS: Final = 256
 MAX_NATIVE_NAME_CHARS: Final = 512
 MAX_NATIVE_TEXT_CHARS: Final = 200_000
 MAX_NATIVE_PAGES: Final = 100
-#: DeerFlow's cap on the excerpt characters a ``task`` forwards (a writer bound, not a reader one).
-MAX_NATIVE_TOTAL_TEXT_CHARS: Final = 1_000_000
 
-NATIVE_RECORD_FIELDS: Final = (
-    "id",
-    "provider",
-    "dataset_id",
-    "document_id",
-    "chunk_id",
-    "dataset_name",
-    "document_name",
-    "text",
-    "truncated",
-    "pages",
-)
+#: DeerFlow's native document name for a chunk whose document has no name (native records only;
+#: the shared envelope leaves such a chunk unattributed instead of inventing a title).
+UNKNOWN_DOCUMENT: Final = "Unknown document"
+
 
 NativeRejectionReason = Literal["bad_field", "duplicate", "handle_missing"]
-NativeError = Literal["tool_not_allowed", "bad_version", "not_an_array", "too_many_records"]
-NATIVE_REJECTION_REASONS: Final = ("bad_field", "duplicate", "handle_missing")
-NATIVE_ERRORS: Final = ("tool_not_allowed", "bad_version", "not_an_array", "too_many_records")
-
-_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
-_CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+#: Why a whole snapshot was rejected; ``internal_error`` is the reader's own fault.
+NativeErrorCode = Literal[
+    "tool_not_allowed", "bad_version", "not_an_array", "too_many_records", "internal_error"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +132,7 @@ class NativeRejection:
 class NativeReadResult:
     sources: tuple[NativeSource, ...] = ()
     rejected: tuple[NativeRejection, ...] = ()
-    error: NativeError | None = None
+    error: NativeErrorCode | None = None
 
 
 def native_handle(source_id: str) -> str:
@@ -164,8 +152,8 @@ def native_entry(source: NativeSource, ordinal: int, *, ellipsis: str = "") -> s
     characters in them become spaces so the header stays one line. ``ellipsis`` is appended after
     the text when the writer cut it (it is not part of the record's ``text``).
     """
-    dataset = _CONTROL_RUN_RE.sub(" ", source.dataset_name)
-    document = _CONTROL_RUN_RE.sub(" ", source.document_name)
+    dataset = controls_to_space(source.dataset_name)
+    document = controls_to_space(source.document_name)
     header = f"{native_link(source.id, ordinal)} {dataset} / {document}"
     return f"{header}\n{source.text}{ellipsis}"
 
@@ -188,6 +176,92 @@ def build_native_snapshot(
     return {"version": NATIVE_VERSION, "sources": records}
 
 
+class NativeEvidence(Protocol):
+    """What :func:`format_native` needs of one retrieved chunk (a RAGFlow chunk provides it)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def dataset_id(self) -> str | None: ...
+    @property
+    def document_id(self) -> str | None: ...
+    @property
+    def chunk_id(self) -> str | None: ...
+    @property
+    def dataset_name(self) -> str | None: ...
+    @property
+    def document_name(self) -> str | None: ...
+    @property
+    def pages(self) -> tuple[int, ...]: ...
+    @property
+    def has_locators(self) -> bool:
+        """True when a native record can describe the chunk without inventing anything."""
+        ...
+
+
+def format_native(
+    chunks: Sequence[NativeEvidence],
+    *,
+    max_chars: int,
+    max_chars_per_hit: int,
+    call_id: str | None = None,
+) -> tuple[str, dict[str, Any]] | None:
+    """DeerFlow's native content and ``knowledge_sources`` snapshot for ``chunks``, or None.
+
+    Entries ``[citation:N](#knowledge-<call>-<N>) dataset / document`` + newline + excerpt, joined
+    by a blank line; at most 100. Per entry the excerpt may use ``min(max_chars_per_hit,
+    remaining - header - separators)`` characters; a longer text is cut (right-stripped, ``…``
+    appended outside the record's ``text``) and marked ``truncated``; when nothing fits, the
+    remaining chunks are not shown. None when a chunk lacks locators or nothing fits.
+    """
+    if not chunks or not all(chunk.has_locators for chunk in chunks):
+        return None
+    call = call_id if call_id is not None else uuid.uuid4().hex
+    remaining = max_chars
+    entries: list[str] = []
+    sources: list[NativeSource] = []
+    for chunk in chunks[:MAX_NATIVE_SOURCES]:
+        ordinal = len(sources) + 1
+        source_id = f"{call}-{ordinal}"
+        dataset = _native_name(chunk.dataset_name or "")
+        document = _native_name(chunk.document_name or UNKNOWN_DOCUMENT)
+        header = f"{native_link(source_id, ordinal)} {dataset} / {document}\n"
+        separator = 2 if entries else 0
+        allowance = min(max_chars_per_hit, remaining - len(header) - separator)
+        if allowance < 1:
+            break
+        text, ellipsis = chunk.text, ""
+        if len(text) > allowance:
+            text, ellipsis = text[: allowance - 1].rstrip(), "…"
+            if not text:
+                break
+        assert chunk.dataset_id and chunk.document_id and chunk.chunk_id  # has_locators
+        source = NativeSource(
+            id=source_id,
+            dataset_id=chunk.dataset_id,
+            document_id=chunk.document_id,
+            chunk_id=chunk.chunk_id,
+            dataset_name=dataset,
+            document_name=document,
+            text=text,
+            truncated=bool(ellipsis),
+            pages=chunk.pages[:MAX_NATIVE_PAGES],
+        )
+        entry = native_entry(source, ordinal, ellipsis=ellipsis)
+        entries.append(entry)
+        sources.append(source)
+        remaining -= len(entry) + separator
+    if not sources:
+        return None
+    return "\n\n".join(entries), {KNOWLEDGE_SOURCES_KEY: build_native_snapshot(sources)}
+
+
+def _native_name(name: str) -> str:
+    """A name as DeerFlow's native header shows it: one line, at most 512 code points."""
+    name = replace_lone_surrogates(controls_to_space(name))
+    return name.strip()[:MAX_NATIVE_NAME_CHARS]
+
+
 def read_native(content: object, artifact: object, *, tool_name: object) -> NativeReadResult:
     """Verified native records of one tool message. Never raises.
 
@@ -200,8 +274,8 @@ def read_native(content: object, artifact: object, *, tool_name: object) -> Nati
     """
     try:
         return _read(content, artifact, tool_name)
-    except Exception:  # pragma: no cover - defence in depth: a reader must never raise
-        return NativeReadResult(error="not_an_array")
+    except Exception:  # defence in depth: a reader must never raise
+        return NativeReadResult(error="internal_error")
 
 
 # --------------------------------------------------------------------------- internals
@@ -251,7 +325,7 @@ def _is_string(value: object, *, min_chars: int, max_chars: int) -> bool:
     return (
         type(value) is str
         and min_chars <= len(value) <= max_chars
-        and _SURROGATE_RE.search(value) is None
+        and not has_lone_surrogate(value)
     )
 
 

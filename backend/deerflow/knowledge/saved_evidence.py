@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY
 from deerflow.knowledge.native import (
@@ -37,7 +37,7 @@ __all__ = [
     "MAX_SAVED_TEXT_CHARS",
     "SAVED_EVIDENCE_ERRORS",
     "SavedEvidence",
-    "SavedEvidenceError",
+    "SavedEvidenceErrorCode",
     "SavedEvidenceResult",
     "SavedReport",
     "read_saved_evidence",
@@ -51,7 +51,7 @@ MAX_SAVED_PAGES: Final = MAX_NATIVE_PAGES
 #: which is never shorter, so everything it writes stays within this).
 MAX_SAVED_PAYLOAD_CHARS: Final = 1_000_000
 
-SavedEvidenceError = Literal[
+SavedEvidenceErrorCode = Literal[
     "not_an_object",
     "too_large",
     "bad_version",
@@ -62,27 +62,18 @@ SavedEvidenceError = Literal[
     "duplicate",
     "not_cited",
     "blank_field",
+    "internal_error",
 ]
-SAVED_EVIDENCE_ERRORS: Final = (
-    "not_an_object",
-    "too_large",
-    "bad_version",
-    "bad_omitted_count",
-    "not_an_array",
-    "too_many_records",
-    "bad_field",
-    "duplicate",
-    "not_cited",
-    "blank_field",
-)
+SAVED_EVIDENCE_ERRORS: Final[tuple[str, ...]] = get_args(SavedEvidenceErrorCode)
 
-_NATIVE_TO_SAVED: Final[dict[str, SavedEvidenceError]] = {
+_NATIVE_TO_SAVED: Final[dict[str, SavedEvidenceErrorCode]] = {
     "bad_field": "bad_field",
     "duplicate": "duplicate",
     "handle_missing": "not_cited",
     "bad_version": "bad_version",
     "not_an_array": "not_an_array",
     "too_many_records": "too_many_records",
+    "internal_error": "internal_error",
 }
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -98,7 +89,7 @@ class SavedEvidence:
 class SavedEvidenceResult:
     evidence: SavedEvidence | None
     """None when there is no evidence or it was rejected whole."""
-    error: SavedEvidenceError | None = None
+    error: SavedEvidenceErrorCode | None = None
     index: int | None = None
     """The first offending record, for record-level errors."""
 
@@ -125,8 +116,8 @@ def read_saved_evidence(report: object, payload: object) -> SavedEvidenceResult:
     """
     try:
         return _read(report, payload)
-    except Exception:  # pragma: no cover - defence in depth: a reader must never raise
-        return SavedEvidenceResult(None, "not_an_object")
+    except Exception:  # defence in depth: a reader must never raise
+        return SavedEvidenceResult(None, "internal_error")
 
 
 def read_saved_export(data: object) -> list[SavedReport] | None:

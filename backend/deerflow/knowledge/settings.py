@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
 from deerflow.knowledge.contract import RetrievalProvider
-from deerflow.knowledge.providers.errors import ProviderConfigError
+from deerflow.knowledge.providers.errors import ProviderConfigError, SettingsError
 
 __all__ = [
     "DEFAULT_INDEX_PATH",
@@ -112,7 +112,7 @@ def load_settings(
     """Merge settings: ``overrides`` (flags; ``None`` = not given) > ``environ`` > config file.
 
     ``environ`` defaults to ``os.environ``; an empty variable counts as unset. Raises
-    :class:`ProviderConfigError` for an unreadable or invalid config file or an unknown setting.
+    :class:`SettingsError` for an unreadable or invalid config file or an unknown setting.
     """
     unknown = set(overrides) - set(_SOURCES)
     if unknown:
@@ -131,9 +131,7 @@ def load_settings(
             values[name] = _coerce(name, value)
     settings = replace(KnowledgeSettings(), **values)
     if settings.provider not in PROVIDER_NAMES:
-        raise ProviderConfigError(
-            f"Unknown provider: expected one of {', '.join(PROVIDER_NAMES)}.", provider="settings"
-        )
+        raise SettingsError(f"Unknown provider: expected one of {', '.join(PROVIDER_NAMES)}.")
     return settings
 
 
@@ -142,15 +140,12 @@ def _read_config(path: Path) -> dict[str, Any]:
         with path.open("rb") as handle:
             config = tomllib.load(handle)
     except OSError as exc:
-        raise ProviderConfigError(
+        raise SettingsError(
             f"Cannot read config file {path} ({exc.strerror or type(exc).__name__}).",
-            provider="settings",
         ) from None
     except tomllib.TOMLDecodeError as exc:
         # The decoder's message names a line and column, never the value (which may be a key).
-        raise ProviderConfigError(
-            f"Config file {path} is not valid TOML ({exc}).", provider="settings"
-        ) from None
+        raise SettingsError(f"Config file {path} is not valid TOML ({exc}).") from None
     known_top = {"provider"} | _TABLES
     extra = [key for key in config if key not in known_top]
     for table in _TABLES & set(config):
@@ -160,9 +155,8 @@ def _read_config(path: Path) -> dict[str, Any]:
         allowed = {key for t, key, _ in _SOURCES.values() if t == table}
         extra += [f"{table}.{key}" for key in config[table] if key not in allowed]
     if extra:
-        raise ProviderConfigError(
-            f"Config file {path} has unknown or misplaced keys: {', '.join(sorted(extra))}.",
-            provider="settings",
+        raise SettingsError(
+            f"Config file {path} has unknown or misplaced keys: {', '.join(sorted(extra))}."
         )
     index = config.get("local", {}).get("index")
     if isinstance(index, str) and index.strip():  # relative to the config file, not the cwd
@@ -171,11 +165,9 @@ def _read_config(path: Path) -> dict[str, Any]:
 
 
 def _coerce(name: str, value: Any) -> Any:
-    def bad(expected: str) -> ProviderConfigError:
+    def bad(expected: str) -> SettingsError:
         label = _SOURCES[name][1]
-        return ProviderConfigError(
-            f"Invalid setting {label}: expected {expected}.", provider="settings"
-        )
+        return SettingsError(f"Invalid setting {label}: expected {expected}.")
 
     if name == "index_path":
         if not isinstance(value, str | os.PathLike) or not str(value).strip():
@@ -231,6 +223,4 @@ def build_provider(name: str, settings: KnowledgeSettings) -> RetrievalProvider:
             datasets=list(settings.ragflow_datasets) or None,
         )
         return provider
-    raise ProviderConfigError(
-        f"Unknown provider: expected one of {', '.join(PROVIDER_NAMES)}.", provider="settings"
-    )
+    raise SettingsError(f"Unknown provider: expected one of {', '.join(PROVIDER_NAMES)}.")

@@ -13,11 +13,11 @@ from typing import Any, Final
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, Field
 
-from deerflow.knowledge.contract import RetrievalProvider
+from deerflow.knowledge.contract import DescribesTool, FormatsOwnOutput, RetrievalProvider
 from deerflow.knowledge.formatting import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_CHARS_PER_HIT,
-    check_budget,
+    OutputBudget,
     format_result,
 )
 from deerflow.knowledge.providers.errors import ProviderError
@@ -59,6 +59,12 @@ async def run_knowledge_search(
     max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT,
 ) -> tuple[str, dict[str, Any] | None]:
     """One search as ``(content, artifact)``; every failure is ``("Error: …", None)``."""
+    return await _search(provider, query, OutputBudget(max_chars, max_chars_per_hit))
+
+
+async def _search(
+    provider: RetrievalProvider, query: str, budget: OutputBudget
+) -> tuple[str, dict[str, Any] | None]:
     query = query.strip() if isinstance(query, str) else ""
     if not query:
         return "Error: the query is empty; ask for something specific.", None
@@ -72,19 +78,20 @@ async def run_knowledge_search(
     except Exception as exc:  # a provider bug must not crash the agent loop or leak its text
         _log.warning("knowledge search failed unexpectedly: %s", type(exc).__name__)
         return f"Error: the knowledge search failed unexpectedly ({type(exc).__name__}).", None
-    # A provider may keep its own established output (RAGFlow: DeerFlow's native snapshots) by
-    # exposing ``format_for_tool``; returning None selects the shared envelope.
-    format_for_tool = getattr(provider, "format_for_tool", None)
-    if callable(format_for_tool):
+    if isinstance(provider, FormatsOwnOutput):
         try:
-            own = format_for_tool(result, max_chars=max_chars, max_chars_per_hit=max_chars_per_hit)
+            own = provider.format_for_tool(
+                result, max_chars=budget.max_chars, max_chars_per_hit=budget.max_chars_per_hit
+            )
         except Exception as exc:  # same rule as search: report the type only
             _log.warning("knowledge search formatting failed: %s", type(exc).__name__)
             return f"Error: the knowledge search failed unexpectedly ({type(exc).__name__}).", None
         if own is not None:
             content, artifact = own
             return content, artifact
-    formatted = format_result(result, max_chars=max_chars, max_chars_per_hit=max_chars_per_hit)
+    formatted = format_result(
+        result, max_chars=budget.max_chars, max_chars_per_hit=budget.max_chars_per_hit
+    )
     return formatted.content, formatted.artifact
 
 
@@ -104,7 +111,9 @@ async def search_text(
 
 def _provider_description(provider: RetrievalProvider) -> str | None:
     """A provider's own tool description (its citation links may look different), if any."""
-    text = getattr(provider, "tool_description", None)
+    if not isinstance(provider, DescribesTool):
+        return None
+    text = provider.tool_description
     return text if isinstance(text, str) and text.strip() else None
 
 
@@ -117,12 +126,10 @@ def make_knowledge_tool(
     max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT,
 ) -> StructuredTool:
     """An async ``StructuredTool`` with ``response_format="content_and_artifact"``."""
-    check_budget(max_chars=max_chars, max_chars_per_hit=max_chars_per_hit)  # fail at build time
+    budget = OutputBudget(max_chars, max_chars_per_hit)  # fail at build time
 
     async def knowledge_search(query: str) -> tuple[str, dict[str, Any] | None]:
-        return await run_knowledge_search(
-            provider, query, max_chars=max_chars, max_chars_per_hit=max_chars_per_hit
-        )
+        return await _search(provider, query, budget)
 
     return StructuredTool.from_function(
         coroutine=knowledge_search,

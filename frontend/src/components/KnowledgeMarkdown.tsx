@@ -1,11 +1,15 @@
 /**
  * Assistant Markdown with verified knowledge citations (DESIGN §10).
  *
- * react-markdown parses (no raw HTML: HTML in the text stays text), rehype-sanitize with the
- * default schema runs last among the tree plugins (the `user-content-` clobber prefix on ids and
- * names stays), and citations are resolved afterwards, in `components.a`, from the destination the
- * sanitized tree kept. Images never load: they render as a text placeholder. Every href the
- * component emits passes this package's allowlist (`url.ts`).
+ * One parse per message: micromark (`mdast-util-from-markdown`, exactly as react-markdown's
+ * remark-parse calls it, with the caller's remark plugins) builds the tree, the citations are
+ * found on that tree after the remark plugins ran (`citationsInTree`), and the same tree becomes
+ * hast (no raw HTML: HTML in the text stays text; rehype-sanitize with the default schema runs
+ * last, keeping its `user-content-` clobber prefix) and React elements through
+ * hast-util-to-jsx-runtime, as react-markdown does. Each rendered link is looked up by its source
+ * offset among the citations found, so a link is a chip exactly when `findCitations` reports it,
+ * and chip numbers follow the same list. Images never load: they render as a text placeholder.
+ * Every href the component emits passes this package's allowlist (`url.ts`).
  */
 
 import {
@@ -17,15 +21,23 @@ import {
   type ReactElement,
   type ReactNode,
 } from "react";
-import Markdown, { type Components, type ExtraProps, type Options } from "react-markdown";
+import type { Root as HastRoot } from "hast";
+import { toJsxRuntime } from "hast-util-to-jsx-runtime";
+import { Fragment, jsx, jsxs } from "react/jsx-runtime";
+import type { Components, ExtraProps } from "react-markdown";
 import rehypeSanitize, { defaultSchema, type Options as SanitizeSchema } from "rehype-sanitize";
+import remarkParse from "remark-parse";
+import remarkRehype from "remark-rehype";
+import { unified, type PluggableList, type Processor } from "unified";
+import { VFile } from "vfile";
 
 import {
-  classifyLink,
+  remarkCitations,
   stripCitationPrefix,
-  summarizeCitations,
-  type SourceLookup,
-} from "../resolve.js";
+  type Citation,
+  type TreeCitations,
+} from "../citations.js";
+import { summarizeCitations, type SourceLookup } from "../resolve.js";
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
 import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
 import { suffixesFor } from "./distinguish.js";
@@ -40,8 +52,6 @@ import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup
  * clobber prefix, unchanged.
  */
 export const KNOWLEDGE_SANITIZE_SCHEMA: SanitizeSchema = defaultSchema;
-
-type PluggableList = NonNullable<Options["remarkPlugins"]>;
 
 export type KnowledgeMarkdownProps = CitationSourceProps & {
   /**
@@ -68,12 +78,15 @@ export type KnowledgeMarkdownProps = CitationSourceProps & {
 interface CitationContextValue {
   readonly lookup: SourceLookup;
   readonly numbers: ReadonlyMap<string, number>;
+  /** The citations found on the rendered tree, by the UTF-16 source offset of their `[`. */
+  readonly citations: ReadonlyMap<number, Citation>;
   readonly labels: KnowledgeLabels;
 }
 
 const CitationContext = createContext<CitationContextValue>({
   lookup: { get: () => undefined, size: 0, sources: () => [] },
   numbers: new Map(),
+  citations: new Map(),
   labels: DEFAULT_LABELS,
 });
 
@@ -93,36 +106,40 @@ function textOf(node: HastLike | undefined): string {
   return text;
 }
 
+interface PositionedNode {
+  readonly position?: { readonly start?: { readonly offset?: number } };
+}
+
 function MarkdownLink({
   node,
   href,
   children,
 }: ComponentPropsWithoutRef<"a"> & ExtraProps): ReactElement {
-  const { lookup, numbers, labels } = useContext(CitationContext);
-  const labelText = textOf(node as HastLike | undefined);
-  const link = classifyLink(labelText, href);
-  switch (link.kind) {
+  const { lookup, numbers, citations, labels } = useContext(CitationContext);
+  const offset = (node as PositionedNode | undefined)?.position?.start?.offset;
+  const citation = offset === undefined ? undefined : citations.get(offset);
+  if (citation === undefined) {
+    return <OrdinaryLink href={href} labels={labels}>{children}</OrdinaryLink>;
+  }
+  const labelText = stripCitationPrefix(textOf(node as HastLike | undefined));
+  switch (citation.kind) {
     case "shared":
     case "native": {
-      const source = lookup.get(link.id);
+      const id = citation.source_id as string;
+      const source = lookup.get(id);
       if (source === undefined) {
-        return (
-          <InertCitation
-            label={stripCitationPrefix(labelText)}
-            reason="evidence_not_loaded"
-            labels={labels}
-          />
-        );
+        return <InertCitation label={labelText} reason="evidence_not_loaded" labels={labels} />;
       }
-      const suffix = suffixesFor(numbers, (id) => lookup.get(id), labels).get(link.id);
-      return <CitationChip source={source} number={numbers.get(link.id)} suffix={suffix} labels={labels} />;
+      const suffix = suffixesFor(numbers, (key) => lookup.get(key), labels).get(id);
+      return <CitationChip source={source} number={numbers.get(id)} suffix={suffix} labels={labels} />;
     }
     case "malformed":
-      return <InertCitation label={stripCitationPrefix(labelText)} reason={link.reason} labels={labels} />;
+      return (
+        <InertCitation label={labelText} reason={citation.reason ?? "unsupported_destination"} labels={labels} />
+      );
     case "web":
-      return <WebCitation label={stripCitationPrefix(labelText)} href={link.href} labels={labels} />;
-    case "link":
-      return <OrdinaryLink href={href} labels={labels}>{children}</OrdinaryLink>;
+      // The sanitized href (the sanitizer keeps http(s)); the found one if a plugin dropped it.
+      return <WebCitation label={labelText} href={href ?? citation.href} labels={labels} />;
   }
 }
 
@@ -174,10 +191,16 @@ const COMPONENTS: Components = { a: MarkdownLink, img: MarkdownImage };
 const PENDING_TAIL =
   /\[(?:c|ci|cit|cita|citat|citati|citatio|citation|citation:[^[\]\n`]*(?:\]|\]\([^()\s`]*)?)$/;
 const FENCE_LINE = /^ {0,3}(?:```|~~~)/gm;
+// UTF-16 units of the message end searched for a pending citation: well above the longest link a
+// writer emits (its label is a title of at most 512 code points, escaped), and a fixed bound so
+// the check costs the same on every streamed update however long the message has grown.
+const PENDING_TAIL_UNITS = 4_200;
 
 /** `markdown` without a trailing, unfinished citation link (outside an open code fence). */
 export function splitPendingCitation(markdown: string): { readonly body: string; readonly pending: boolean } {
-  const match = PENDING_TAIL.exec(markdown.length > 4_200 ? markdown.slice(-4_200) : markdown);
+  const match = PENDING_TAIL.exec(
+    markdown.length > PENDING_TAIL_UNITS ? markdown.slice(-PENDING_TAIL_UNITS) : markdown,
+  );
   if (match === null) return { body: markdown, pending: false };
   if ((markdown.match(FENCE_LINE)?.length ?? 0) % 2 === 1) return { body: markdown, pending: false };
   return { body: markdown.slice(0, markdown.length - match[0].length), pending: true };
@@ -213,6 +236,32 @@ function rehypeRawAsText() {
   return (tree: TreeNode): void => walk(tree);
 }
 
+/** The processor of one plugin configuration: react-markdown's, plus citation finding. */
+function createProcessor(remarkPlugins: PluggableList, rehypePlugins: PluggableList): Processor {
+  return unified()
+    .use(remarkParse)
+    .use(remarkPlugins)
+    .use(remarkCitations)
+    .use(remarkRehype, { allowDangerousHtml: true })
+    .use(rehypeRawAsText)
+    .use(rehypePlugins)
+    .use(rehypeSanitize, KNOWLEDGE_SANITIZE_SCHEMA)
+    .freeze() as unknown as Processor;
+}
+
+interface ParsedMessage extends TreeCitations {
+  readonly hast: HastRoot;
+}
+
+const NO_CITATIONS: TreeCitations = { citations: [], byOffset: new Map() };
+
+/** One parse of `markdown`: its hast and the citations found on the mdast it came from. */
+function parseMessage(processor: Processor, markdown: string): ParsedMessage {
+  const file = new VFile(markdown);
+  const hast = processor.runSync(processor.parse(file), file) as unknown as HastRoot;
+  return { hast, ...(file.data.knowledgeCitations ?? NO_CITATIONS) };
+}
+
 const MarkdownBody = memo(function MarkdownBody({
   markdown,
   lookup,
@@ -227,31 +276,43 @@ const MarkdownBody = memo(function MarkdownBody({
     () => (streaming ? splitPendingCitation(markdown) : { body: markdown, pending: false }),
     [markdown, streaming],
   );
-  const numbers = useMemo(() => summarizeCitations(body, lookup).numbers, [body, lookup]);
-  const context = useMemo(() => ({ lookup, numbers, labels: merged }), [lookup, numbers, merged]);
-  const rehype = useMemo(
+  const processor = useMemo(
     () =>
-      [
-        rehypeRawAsText,
-        ...(rehypePlugins ?? NO_PLUGINS),
-        [rehypeSanitize, KNOWLEDGE_SANITIZE_SCHEMA],
-      ] as PluggableList,
-    [rehypePlugins],
+      createProcessor(
+        remarkPlugins ?? NO_PLUGINS,
+        rehypePlugins ?? NO_PLUGINS,
+      ),
+    [remarkPlugins, rehypePlugins],
   );
+  // The guard runs first, so what is parsed (and numbered) is exactly what is rendered.
   const guarded = useMemo(() => guardMarkdown(body), [body]);
+  const source = guarded.kind === "plain" ? "" : guarded.markdown;
+  const parsed = useMemo(() => parseMessage(processor, source), [processor, source]);
+  const numbers = useMemo(() => summarizeCitations(parsed.citations, lookup).numbers, [parsed, lookup]);
+  const context = useMemo(
+    () => ({ lookup, numbers, citations: parsed.byOffset, labels: merged }),
+    [lookup, numbers, parsed, merged],
+  );
+  const content = useMemo(
+    () =>
+      toJsxRuntime(parsed.hast, {
+        Fragment,
+        jsx,
+        jsxs,
+        components: COMPONENTS,
+        ignoreInvalidStyle: true,
+        passKeys: true,
+        passNode: true,
+      }),
+    [parsed],
+  );
   if (guarded.kind === "plain") {
     return <PlainTextMessage text={guarded.text} note={merged.plainFallback} className={className} />;
   }
   return (
     <CitationContext.Provider value={context}>
       <div className={className === undefined ? "dk-markdown" : `dk-markdown ${className}`}>
-        <Markdown
-          remarkPlugins={remarkPlugins ?? NO_PLUGINS}
-          rehypePlugins={rehype}
-          components={COMPONENTS}
-        >
-          {guarded.markdown}
-        </Markdown>
+        {content}
         {pending && <span className="dk-pending" aria-hidden="true" title={merged.pending} />}
       </div>
     </CitationContext.Provider>

@@ -11,7 +11,6 @@ export type { MessageBoundaryProps } from "./MessageBoundary.js";
 export {
   MAX_EMPHASIS_RUNS,
   MAX_INDENT_COLUMNS,
-  MAX_MARKDOWN_CHARS,
   MAX_NESTING_DEPTH,
   guardMarkdown,
 } from "./markdownGuard.js";

@@ -14,14 +14,16 @@
  * as the parser counts.
  */
 
+import { MAX_MARKDOWN_CHARS } from "../citations.js";
+
 /** Block quotes and list items nested deeper than this on one line are written as text. */
 export const MAX_NESTING_DEPTH = 32;
 /** Leading indentation kept per line, in columns (a tab counts 4). */
 export const MAX_INDENT_COLUMNS = 128;
 /** More `*` / `_` runs than this, and the message is shown as plain text. */
 export const MAX_EMPHASIS_RUNS = 2_000;
-/** A longer message is shown as plain text. */
-export const MAX_MARKDOWN_CHARS = 200_000;
+// A message longer than the citation finder parses as Markdown is shown as plain text whole,
+// so the renderer and the finder draw the same line (one constant, in citations.ts).
 
 export type GuardedMarkdown =
   | {

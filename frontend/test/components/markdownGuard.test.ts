@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import {
   MAX_EMPHASIS_RUNS,
   MAX_INDENT_COLUMNS,
-  MAX_MARKDOWN_CHARS,
   MAX_NESTING_DEPTH,
   guardMarkdown,
 } from "../../src/components/markdownGuard.js";
+import { MAX_MARKDOWN_CHARS } from "../../src/citations.js";
 
 const markdownOf = (text: string): string => {
   const guarded = guardMarkdown(text);

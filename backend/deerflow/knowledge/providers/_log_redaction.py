@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from deerflow.knowledge.providers._http import REDACTION_MARKER, _secret_pattern
+from deerflow.knowledge.providers._reply import REDACTION_MARKER, _secret_pattern
 
 __all__ = ["SecretLogFilter", "install_log_redaction", "log_redaction_filter"]
 

@@ -1,10 +1,25 @@
 """The provider exception family, named by whose fault a failure is.
 
-:class:`ProviderConfigError` (the operator's settings), :class:`ProviderQueryError` (the caller's
-arguments) and :class:`UpstreamError` subclasses (the provider service or the network). Every
-message is safe to show a user or a model: it never holds an API key or URL credentials. The
-classes live apart from the HTTP plumbing so that code which only handles errors (settings, the
-tool, the command line) does not import httpx.
+::
+
+    ProviderError                       str(error) is safe to show a user or a model
+    ├── ProviderConfigError             the operator's settings (raised at construction)
+    │   └── SettingsError               ... before any provider exists (config file, unknown name)
+    ├── ProviderQueryError              the caller's arguments (nothing was sent)
+    └── UpstreamError                   the provider service or the network
+        ├── UpstreamAuthError           credentials refused
+        ├── UpstreamNotFoundError       no such endpoint at base_url
+        ├── UpstreamRejectedError       the request was refused as invalid
+        ├── UpstreamResponseError       an answer this provider does not understand
+        ├── UpstreamServerError         HTTP 5xx                      (retryable)
+        ├── UpstreamTimeoutError        no complete answer in time    (retryable)
+        └── UpstreamUnreachableError    no connection made or kept    (retryable)
+
+httpx exceptions become these in exactly one place,
+:func:`deerflow.knowledge.providers._http.send_json`; what an HTTP status or a service's error
+code means is decided by each provider's pure ``parse_*`` module. Every message is safe to show:
+it never holds an API key or URL credentials. The classes live apart from the HTTP plumbing so
+that code which only handles errors (settings, the tool, the command line) does not import httpx.
 """
 
 from __future__ import annotations
@@ -13,6 +28,7 @@ __all__ = [
     "ProviderConfigError",
     "ProviderError",
     "ProviderQueryError",
+    "SettingsError",
     "UpstreamAuthError",
     "UpstreamError",
     "UpstreamNotFoundError",
@@ -45,6 +61,15 @@ class ProviderError(Exception):
 
 class ProviderConfigError(ProviderError, ValueError):
     """The operator's settings are invalid (raised at construction, before any request)."""
+
+
+class SettingsError(ProviderConfigError):
+    """The knowledge settings name no usable provider: an unreadable or invalid config file, an
+    unknown setting or provider name. Raised before any provider exists, so ``provider`` is
+    ``"settings"``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, provider="settings")
 
 
 class ProviderQueryError(ProviderError, ValueError):

@@ -7,10 +7,13 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   separators (``guides/setup.md``). ``page`` comes only from a PDF's real page (one chunk never
   spans pages); text files have none. No URL is ever built from a path, and a dataset name appears
   only when the operator configures one.
-* **Chunks.** Text is cut into chunks of at most ``chunk_chars`` code points on paragraph, then
-  sentence, then word boundaries (a hard cut only inside an over-long word), and each chunk repeats
-  up to ``chunk_overlap`` code points of whole sentences from the end of the previous one. Chunks
-  are slices of the extracted text, so an excerpt is always text the document really contains.
+* **Chunks.** :mod:`~deerflow.knowledge.providers.chunking` (pure) cuts text into chunks of at
+  most ``chunk_chars`` code points on paragraph, sentence and word boundaries; chunks are slices of
+  the extracted text, so an excerpt is always text the document really contains.
+* **Reading.** :mod:`~deerflow.knowledge.providers.documents` finds the files and reads them
+  (PDF text page by page); this module is the index: its schema, the incremental writer and the
+  search. It stays one module because the writer and the reader share the schema, its version
+  and the transaction rules below.
 * **Incremental.** A file whose content hash is unchanged is skipped; a changed file is re-chunked;
   a file that disappeared (or is now skipped) leaves the index. One write transaction covers the
   whole run, and the database is in WAL mode: a concurrent reader sees the index as it was before
@@ -34,38 +37,45 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import hashlib
-import io
 import logging
 import os
 import queue
 import re
 import sqlite3
-import stat
 import time
 import urllib.parse
 from collections import deque
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, TypeVar
 
 from deerflow.knowledge.contract import (
-    MAX_EXCERPT_CHARS,
     MAX_SOURCES,
     KnowledgeCapabilities,
     RetrievalHit,
     RetrievalResult,
-    is_blank,
     is_valid_dataset_name,
-    is_valid_title,
 )
 from deerflow.knowledge.providers import _local_query
-from deerflow.knowledge.providers._http import (
-    ProviderConfigError,
-    validate_search_arguments,
+from deerflow.knowledge.providers._service import Service
+from deerflow.knowledge.providers.chunking import (
+    DEFAULT_CHUNK_CHARS,
+    DEFAULT_CHUNK_OVERLAP,
+    MAX_CHUNK_CHARS,
+    MIN_CHUNK_CHARS,
+    chunk_text,
 )
+from deerflow.knowledge.providers.chunking import check_chunking as _check_chunking
+from deerflow.knowledge.providers.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, SkippedFile
+from deerflow.knowledge.providers.documents import Candidate as _Candidate
+from deerflow.knowledge.providers.documents import SkipFile as _SkipFile
+from deerflow.knowledge.providers.documents import discover as _discover
+from deerflow.knowledge.providers.documents import document_pages as _pages
+from deerflow.knowledge.providers.documents import one_line_path as _one_line
+from deerflow.knowledge.providers.documents import read_bytes as _read_bytes
+from deerflow.knowledge.providers.errors import ProviderConfigError
 
 __all__ = [
     "DEFAULT_CHUNK_CHARS",
@@ -99,12 +109,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PROVIDER_NAME: Final = "local"
-#: Chunks are at most this many code points (the tool's default per-hit excerpt budget).
-DEFAULT_CHUNK_CHARS: Final = 800
-#: Each chunk repeats up to this many code points of whole sentences from its predecessor.
-DEFAULT_CHUNK_OVERLAP: Final = 120
-MIN_CHUNK_CHARS: Final = 16
-MAX_CHUNK_CHARS: Final = MAX_EXCERPT_CHARS
+_SERVICE: Final = Service(name="the local index", provider=PROVIDER_NAME)
 DEFAULT_LIMIT: Final = 8
 #: At most this many matching chunks are scored by FTS5's bm25() per query (see
 #: :mod:`deerflow.knowledge.providers._local_query`); a keyword of :class:`LocalProvider`.
@@ -113,10 +118,6 @@ MAX_LIMIT: Final = MAX_SOURCES
 MAX_QUERY_CHARS: Final = 4_096
 #: Distinct query terms kept, in order of first appearance; the rest are ignored.
 MAX_QUERY_TERMS: Final = 64
-#: Files larger than this are skipped (with a reason) instead of being read into memory; the
-#: default of :meth:`LocalProvider.index`'s ``max_file_bytes``.
-MAX_FILE_BYTES: Final = 64 * 1024 * 1024
-SUPPORTED_SUFFIXES: Final = frozenset({".md", ".markdown", ".txt", ".pdf"})
 SCHEMA_VERSION: Final = 2
 #: Index schemas this version reads. Version 1 kept the full-text index in step with triggers;
 #: version 2 writes it from code (in bulk for a full build), otherwise the same tables. The first
@@ -173,12 +174,6 @@ _STOPWORDS: Final = frozenset(
         "with",
     ]
 )
-_PARAGRAPH_BREAK_RE = re.compile(r"\n[ \t]*(?:\r?\n)\s*")
-_SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?;:\u3002\uff01\uff1f])\s+|\n")
-_WORD_BREAK_RE = re.compile(r"\s+")
-_PDF_JUNK_RE = re.compile(r"[\x00\ud800-\udfff]")  # NULs and lone surrogates from broken fonts
-_SEPARATORS: Final = (_PARAGRAPH_BREAK_RE, _SENTENCE_BREAK_RE, _WORD_BREAK_RE)
-
 _TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 #: The schema, one statement per item (run inside the creating transaction).
 _SCHEMA: Final = (
@@ -244,113 +239,10 @@ def query_terms(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
     return list(dict.fromkeys(tokenize(text)))[:max_terms]
 
 
-# --------------------------------------------------------------------------- chunking
-
-
-def chunk_text(
-    text: str,
-    *,
-    chunk_chars: int = DEFAULT_CHUNK_CHARS,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
-) -> list[str]:
-    """Cut ``text`` into chunks of at most ``chunk_chars`` code points (see the module docstring).
-
-    Every chunk is a slice of ``text`` with surrounding white space removed; blank text gives none.
-    """
-    _check_chunking(chunk_chars, chunk_overlap)
-    units = list(_units(text, 0, len(text), 0, chunk_chars))
-    chunks: list[str] = []
-    first = 0
-    while first < len(units):
-        start = units[first][0]
-        last = first  # the last unit that fits
-        while last + 1 < len(units) and units[last + 1][1] - start <= chunk_chars:
-            last += 1
-        last = _prefer_paragraph_end(text, units, first, last, chunk_chars)
-        chunks.append(text[start : units[last][1]])
-        if last + 1 == len(units):
-            break
-        first = _next_first(units, first, last, chunk_chars, chunk_overlap)
-    return chunks
-
-
-def _check_chunking(chunk_chars: object, chunk_overlap: object) -> None:
-    if type(chunk_chars) is not int or not MIN_CHUNK_CHARS <= chunk_chars <= MAX_CHUNK_CHARS:
-        raise ProviderConfigError(
-            f"Invalid chunk_chars: expected an integer from {MIN_CHUNK_CHARS} to {MAX_CHUNK_CHARS}.",
-            provider=PROVIDER_NAME,
-        )
-    if type(chunk_overlap) is not int or not 0 <= chunk_overlap < chunk_chars:
-        raise ProviderConfigError(
-            "Invalid chunk_overlap: expected an integer from 0 to less than chunk_chars.",
-            provider=PROVIDER_NAME,
-        )
-
-
-def _units(text: str, start: int, end: int, level: int, size: int) -> Iterator[tuple[int, int]]:
-    """Spans of ``text`` of at most ``size``, split at the coarsest boundary that makes them fit."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if start == end:
-        return
-    # Paragraphs are always split into sentences, so that overlap can be whole sentences.
-    if end - start <= size and level >= 2:
-        yield start, end
-        return
-    if level == len(_SEPARATORS):  # one word longer than a chunk: cut it
-        for cut in range(start, end, size):
-            yield cut, min(cut + size, end)
-        return
-    cursor = start
-    for match in _SEPARATORS[level].finditer(text, start, end):
-        yield from _units(text, cursor, match.start(), level + 1, size)
-        cursor = match.end()
-    yield from _units(text, cursor, end, level + 1, size)
-
-
-def _prefer_paragraph_end(
-    text: str, units: Sequence[tuple[int, int]], first: int, last: int, size: int
-) -> int:
-    """End a full chunk at its last paragraph break if that keeps it at least half full."""
-    if last + 1 == len(units):
-        return last
-    start = units[first][0]
-    for candidate in range(last, first, -1):
-        if units[candidate][1] - start < size // 2:
-            break
-        gap = text[units[candidate][1] : units[candidate + 1][0]]
-        if gap.count("\n") >= 2:
-            return candidate
-    return last
-
-
-def _next_first(
-    units: Sequence[tuple[int, int]], first: int, last: int, size: int, overlap: int
-) -> int:
-    """The first unit of the next chunk: the earliest after ``first`` whose run to the end of the
-    previous chunk fits ``overlap`` and still leaves room for the next new unit."""
-    end = units[last][1]
-    following = units[last + 1][1]
-    for candidate in range(first + 1, last + 1):
-        begin = units[candidate][0]
-        if end - begin <= overlap and following - begin <= size:
-            return candidate
-    return last + 1
-
-
 # --------------------------------------------------------------------------- index report
 
 
 FileOutcome = Literal["added", "updated", "unchanged", "removed", "skipped"]
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
-    path: str
-    """The path relative to the indexed folder (POSIX separators)."""
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,166 +277,6 @@ class IndexReport:
         return bool(self.added or self.updated or self.removed)
 
 
-# --------------------------------------------------------------------------- reading files
-
-
-class _SkipFile(Exception):
-    """A file that cannot be indexed; the message is the reason shown in the report."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    path: str
-    file: Path
-
-
-def _discover(root: Path) -> tuple[list[_Candidate], list[SkippedFile]]:
-    """Regular supported files under ``root`` in a stable order; hidden entries, symlinks, pipes,
-    sockets and devices are left out (all but hidden ones with a reason)."""
-    found: list[_Candidate] = []
-    skipped: list[SkippedFile] = []
-    for directory, subdirs, files in os.walk(root, followlinks=False):
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
-        base = Path(directory)
-        for name in sorted(files):
-            if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
-                continue
-            file = base / name
-            relative = file.relative_to(root).as_posix()
-            try:
-                mode = file.lstat().st_mode
-            except OSError as exc:
-                skipped.append(SkippedFile(_printable(relative), _unreadable(exc)))
-                continue
-            if stat.S_ISLNK(mode):
-                skipped.append(SkippedFile(relative, "symbolic link (not followed)"))
-            elif (special := _not_regular(mode)) is not None:
-                skipped.append(SkippedFile(_printable(relative), special))
-            elif not is_valid_title(relative):
-                skipped.append(
-                    SkippedFile(
-                        _printable(relative),
-                        "the path cannot be a source title (control characters, undecodable "
-                        "bytes or longer than 512 characters)",
-                    )
-                )
-            else:
-                found.append(_Candidate(relative, file))
-    found.sort(key=lambda c: c.path)
-    return found, skipped
-
-
-_SPECIAL_KINDS: Final = (
-    (stat.S_ISFIFO, "named pipe"),
-    (stat.S_ISSOCK, "socket"),
-    (stat.S_ISCHR, "character device"),
-    (stat.S_ISBLK, "block device"),
-)
-# Opening a named pipe for reading waits for a writer: non-blocking, the open returns at once and
-# the fstat below refuses it. A symlink swapped in after discovery is refused by O_NOFOLLOW.
-_OPEN_FLAGS: Final = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_BINARY", 0)
-)
-
-
-def _not_regular(mode: int) -> str | None:
-    """Why a file of this ``st_mode`` is not read, or ``None`` for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((name for is_kind, name in _SPECIAL_KINDS if is_kind(mode)), "special file")
-    return f"not a regular file ({kind})"
-
-
-def _unreadable(exc: OSError) -> str:
-    return f"cannot be read ({exc.strerror or type(exc).__name__})"
-
-
-def _too_large(max_bytes: int) -> str:
-    mib, rest = divmod(max_bytes, 1024 * 1024)
-    return f"larger than {mib} MiB" if mib and not rest else f"larger than {max_bytes} bytes"
-
-
-def _printable(path: str) -> str:
-    return "".join(
-        ch if ch.isprintable() and not 0xD800 <= ord(ch) <= 0xDFFF else "?" for ch in path
-    )
-
-
-def _read_bytes(file: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """The file's bytes, or :class:`_SkipFile` without ever blocking on a pipe or device, and
-    without reading more than ``max_bytes`` (a file may grow after its size was checked)."""
-    try:
-        descriptor = os.open(file, _OPEN_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _SkipFile("symbolic link (not followed)") from None
-        raise _SkipFile(_unreadable(exc)) from None
-    try:
-        with open(descriptor, "rb", closefd=True) as stream:
-            info = os.fstat(stream.fileno())
-            special = _not_regular(info.st_mode)
-            if special is not None:
-                raise _SkipFile(special)
-            if info.st_size > max_bytes:
-                raise _SkipFile(_too_large(max_bytes))
-            data = stream.read(max_bytes + 1)
-    except OSError as exc:
-        raise _SkipFile(_unreadable(exc)) from None
-    if len(data) > max_bytes:
-        raise _SkipFile(_too_large(max_bytes))
-    return data
-
-
-def _pages(file: Path, data: bytes) -> list[tuple[int | None, str]]:
-    """The document's text as ``(page, text)`` parts: real PDF pages, or one part without a page."""
-    if file.suffix.lower() == ".pdf":
-        return _pdf_pages(data)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise _SkipFile(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
-    if "\x00" in text:
-        raise _SkipFile("binary content (NUL bytes) in a text file")
-    return [(None, text.replace("\r\n", "\n").replace("\r", "\n"))]
-
-
-def _pdf_pages(data: bytes) -> list[tuple[int | None, str]]:
-    from pypdf import PdfReader  # imported on first PDF: searching never needs it
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise _SkipFile("encrypted PDF (a password is needed)")
-        pages: list[tuple[int | None, str]] = []
-        for number, page in enumerate(reader.pages, start=1):
-            text = page.extract_text() or ""
-            pages.append((number, _clean_pdf_text(text)))
-    except _SkipFile:
-        raise
-    except Exception as exc:  # pypdf raises many types for damaged files
-        detail = _one_line(str(exc))
-        raise _SkipFile(
-            f"corrupt or unsupported PDF ({type(exc).__name__}{': ' + detail if detail else ''})"
-        ) from None
-    if all(is_blank(text) for _, text in pages):
-        raise _SkipFile("no extractable text (a scanned PDF needs OCR first)")
-    return pages
-
-
-def _clean_pdf_text(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _PDF_JUNK_RE.sub("", text)
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 # --------------------------------------------------------------------------- provider
 
 
@@ -552,7 +284,7 @@ class LocalProvider:
     """A :class:`~deerflow.knowledge.contract.RetrievalProvider` over a local SQLite FTS5 index.
 
     ``index_path`` need not exist until the first :meth:`index` run; searching a missing or foreign
-    file raises :class:`~deerflow.knowledge.providers._http.ProviderConfigError`. Searches run the
+    file raises :class:`~deerflow.knowledge.providers.errors.ProviderConfigError`. Searches run the
     sync SQLite query in a worker thread on pooled read-only connections; :meth:`close` closes them.
     """
 
@@ -622,13 +354,7 @@ class LocalProvider:
 
     def search_sync(self, query: str, *, limit: int | None = None) -> RetrievalResult:
         """The blocking search behind :meth:`search` (for scripts and benchmarks)."""
-        validate_search_arguments(
-            query,
-            limit,
-            service="the local index",
-            provider=PROVIDER_NAME,
-            max_query_chars=MAX_QUERY_CHARS,
-        )
+        _SERVICE.search_arguments(query, limit, max_query_chars=MAX_QUERY_CHARS)
         count = min(limit or self._limit, MAX_LIMIT)
         terms = query_terms(query)
         if not terms:

@@ -1,0 +1,100 @@
+"""What an upstream answered, made safe: redaction, error details, the decoded reply. Pure.
+
+The pure ``parse_*`` modules read a :class:`JSONReply` and quote :func:`error_detail`; the HTTP
+client (:mod:`deerflow.knowledge.providers._http`) builds the reply. Nothing here imports httpx.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from deerflow.knowledge.text import one_line
+
+__all__ = [
+    "MAX_DETAIL_CHARS",
+    "NOT_JSON",
+    "REDACTION_MARKER",
+    "JSONReply",
+    "error_detail",
+    "redact",
+]
+
+REDACTION_MARKER: Final = "[REDACTED]"
+#: Upstream error text is cut to this many characters before it enters a message.
+MAX_DETAIL_CHARS: Final = 300
+
+
+# --------------------------------------------------------------------------- redaction
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every secret in ``text`` with ``[REDACTED]``.
+
+    Percent-encoded spellings (any mix of literal and ``%XX`` characters, ``+`` for a space) are
+    caught too, since upstreams echo URLs and form bodies. Matching ignores case, so an upstream
+    that upper-cases a key does not leak it; over-redacting a look-alike is harmless.
+    """
+    patterns = [
+        _secret_pattern(s) for s in sorted({s for s in secrets if s}, key=len, reverse=True)
+    ]
+    for pattern in patterns:  # longest first: a shorter secret never leaves a longer one's tail
+        text = pattern.sub(REDACTION_MARKER, text)
+    return text
+
+
+def _secret_pattern(secret: str) -> re.Pattern[str]:
+    parts = []
+    for ch in secret:
+        encoded = "".join(f"%{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
+        alternatives = [re.escape(ch), re.escape(encoded)]
+        if ch == " ":
+            alternatives.append(r"\+")
+        parts.append("(?:" + "|".join(alternatives) + ")")
+    return re.compile("".join(parts), re.IGNORECASE)
+
+
+def error_detail(body: object, secrets: Iterable[str | None]) -> str | None:
+    """A short, redacted, single-line error text from a JSON error body, if it has one.
+
+    Understands ``{"message": str}`` (LightRAG's /query/data envelope, RAGFlow),
+    ``{"detail": str}`` and FastAPI's ``{"detail": [{"msg": str, ...}]}`` (only ``msg`` is read:
+    ``input`` may echo the request), and ``{"error": str | {"message": str}}``.
+    """
+    if not isinstance(body, Mapping):
+        return None
+    candidates: list[object] = [body.get("message"), body.get("detail"), body.get("error")]
+    detail = body.get("detail")
+    if isinstance(detail, list) and detail and isinstance(detail[0], Mapping):
+        candidates.insert(0, detail[0].get("msg"))
+    error = body.get("error")
+    if isinstance(error, Mapping):
+        candidates.append(error.get("message"))
+    for candidate in candidates:
+        if isinstance(candidate, str) and candidate.strip():
+            text = candidate.strip()
+            text = text.removeprefix("Value error, ")
+            return one_line(redact(text, secrets), MAX_DETAIL_CHARS)
+    return None
+
+
+# --------------------------------------------------------------------------- transport
+
+
+class _NotJSON:
+    def __repr__(self) -> str:
+        return "NOT_JSON"
+
+
+#: ``JSONReply.body`` when the response body was empty or not valid JSON.
+NOT_JSON: Final = _NotJSON()
+
+
+@dataclass(frozen=True, slots=True)
+class JSONReply:
+    """A complete HTTP answer: the status and the parsed JSON body (or :data:`NOT_JSON`)."""
+
+    status_code: int
+    body: Any

@@ -1,0 +1,98 @@
+"""The contract's text rules, defined once: controls, lone surrogates, blank, one-line display.
+
+DESIGN §2 counts Unicode code points and names three character classes every module checks or
+cleans: the C0/C1 controls and DEL, lone surrogates (Python strings hold a surrogate only
+unpaired) and Unicode ``White_Space``. Readers *check* them (a title with a control character is
+invalid); writers and displays *clean* them (a control run becomes one space, a lone surrogate
+U+FFFD). Both go through the patterns here, so a checker and a cleaner can never disagree about
+what a control character is. ``frontend/src/text.ts`` is the TypeScript twin. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = [
+    "CONTROL_CHARACTERS",
+    "CONTROL_RE",
+    "ELLIPSIS",
+    "LONE_SURROGATE_RE",
+    "REPLACEMENT_CHARACTER",
+    "WHITE_SPACE",
+    "controls_to_space",
+    "has_forbidden_title_character",
+    "has_lone_surrogate",
+    "has_space_or_control",
+    "is_blank",
+    "one_line",
+    "printable",
+    "replace_lone_surrogates",
+]
+
+#: Unicode ``White_Space``: a string made only of these is blank.
+WHITE_SPACE: Final = frozenset(
+    "\t\n\v\f\r \x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+#: C0 and C1 controls plus DEL.
+CONTROL_CHARACTERS: Final = frozenset(
+    [chr(c) for c in range(0x00, 0x20)] + [chr(c) for c in range(0x7F, 0xA0)]
+)
+ELLIPSIS: Final = "…"
+REPLACEMENT_CHARACTER: Final = "\ufffd"
+
+CONTROL_RE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+LONE_SURROGATE_RE: Final = re.compile(r"[\ud800-\udfff]")
+_CONTROL_RUN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_SPACE_OR_CONTROL_RUN_RE = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+_CONTROL_OR_SURROGATE_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# What a terminal must not be sent: controls except tab and newline, and lone surrogates.
+_TERMINAL_UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_NOT_WHITE_SPACE_RE = re.compile(
+    r"[^\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Python strings hold surrogates only unpaired, so any surrogate code point is lone."""
+    return LONE_SURROGATE_RE.search(text) is not None
+
+
+def has_forbidden_title_character(text: str) -> bool:
+    """A control character or a lone surrogate: what a title or a dataset name may not hold."""
+    return _CONTROL_OR_SURROGATE_RE.search(text) is not None
+
+
+def has_space_or_control(text: str) -> bool:
+    """Any whitespace or control character (what a URL setting may not hold)."""
+    return _SPACE_OR_CONTROL_RUN_RE.search(text) is not None
+
+
+def is_blank(text: str) -> bool:
+    """Empty or only Unicode ``White_Space``."""
+    return _NOT_WHITE_SPACE_RE.search(text) is None
+
+
+def controls_to_space(text: str) -> str:
+    """Each run of control characters becomes one space (a header or a label stays one line)."""
+    return _CONTROL_RUN_RE.sub(" ", text)
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """Each lone surrogate becomes U+FFFD, so the text can be encoded as UTF-8."""
+    return LONE_SURROGATE_RE.sub(REPLACEMENT_CHARACTER, text)
+
+
+def one_line(text: str, limit: int) -> str:
+    """Whitespace and control runs collapsed to single spaces, stripped, cut to ``limit`` code
+    points with ``…`` (for upstream error text quoted in a message)."""
+    text = _SPACE_OR_CONTROL_RUN_RE.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: controls other than tab and newline, and lone surrogates,
+    become U+FFFD."""
+    return _TERMINAL_UNSAFE_RE.sub(REPLACEMENT_CHARACTER, text)

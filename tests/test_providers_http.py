@@ -1,0 +1,63 @@
+"""Unit tests of the shared HTTP plumbing: redaction, error details, bounded JSON replies.
+
+All traffic goes through ``httpx.MockTransport``; nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from deerflow.knowledge.providers._http import NOT_JSON, error_detail, redact, send_json
+from deerflow.knowledge.providers._service import Service
+from deerflow.knowledge.providers.errors import UpstreamResponseError
+
+SERVICE = Service(name="Svc", provider="svc")
+
+
+def test_redact_replaces_plain_and_url_encoded_secrets() -> None:
+    secret = "a b/c+d"
+    text = f"x {secret} y a%20b%2Fc%2Bd z a+b%2Fc%2Bd"
+    assert redact(text, [secret, None, ""]) == "x [REDACTED] y [REDACTED] z [REDACTED]"
+    assert redact("nothing here", [None]) == "nothing here"
+    assert redact("abcd abc", ["abc", "abcd"]) == "[REDACTED] [REDACTED]"
+
+
+def test_error_detail_reads_known_shapes_and_bounds_them() -> None:
+    assert error_detail({"message": "m"}, []) == "m"
+    assert error_detail({"detail": "d"}, []) == "d"
+    assert error_detail({"detail": [{"msg": "Value error, v", "input": "i"}]}, []) == "v"
+    assert error_detail({"error": {"message": "e"}}, []) == "e"
+    assert error_detail({"detail": "line\nbreak\x00"}, []) == "line break"
+    assert error_detail([1], []) is None
+    assert error_detail(NOT_JSON, []) is None
+    long = error_detail({"detail": "x" * 1000}, [])
+    assert long is not None and len(long) == 300 and long.endswith("…")
+
+
+async def test_send_json_refuses_oversized_bodies() -> None:
+    transport = httpx.MockTransport(
+        lambda request: httpx.Response(200, content=b"[" + b"1," * 100 + b"1]")
+    )
+    async with httpx.AsyncClient(transport=transport) as client:
+        with pytest.raises(UpstreamResponseError, match="larger than 64 bytes"):
+            await send_json(
+                client,
+                "POST",
+                "http://x.test/",
+                payload={},
+                headers={},
+                service=SERVICE,
+                secrets=[],
+                max_bytes=64,
+            )
+        ok = await send_json(
+            client,
+            "POST",
+            "http://x.test/",
+            payload={},
+            headers={},
+            service=SERVICE,
+            secrets=[],
+        )
+        assert ok.status_code == 200 and isinstance(ok.body, list)
