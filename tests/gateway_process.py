@@ -20,10 +20,11 @@ START_TIMEOUT_SECONDS = 60.0
 
 
 @contextmanager
-def gateway_process(index: Path, checkpoint: str, work: Path, *extra: str) -> Iterator[str]:
+def gateway_process(index: Path | None, checkpoint: str, work: Path, *extra: str) -> Iterator[str]:
     """The base URL of a gateway serving the local provider over ``index`` (``extra``: more
-    ``serve`` options)."""
+    ``serve`` options; with ``index`` None, ``extra`` names the provider)."""
     port = free_port()
+    provider = () if index is None else ("--provider", "local", "--index", str(index))
     log_path = work / f"gateway-{port}.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -32,10 +33,7 @@ def gateway_process(index: Path, checkpoint: str, work: Path, *extra: str) -> It
                 "-m",
                 "deerflow.knowledge.cli",
                 "serve",
-                "--provider",
-                "local",
-                "--index",
-                str(index),
+                *provider,
                 "--checkpoint",
                 checkpoint,
                 "--host",

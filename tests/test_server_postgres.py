@@ -3,7 +3,8 @@
 A throwaway PostgreSQL server (Debian's package) runs on 127.0.0.1 for this module and is stopped
 by its PID; each gateway is a real ``deerflow-knowledge serve`` process. Threads, state, history
 and runs written through one process are visible through the other; a run started on one is
-joined (``join`` and ``join_stream``) from the other through the shared database.
+joined (``join`` and ``join_stream``) from the other through the shared database. Both search a
+gated LightRAG-shaped upstream (tests/gated_upstream.py) so a run can be held in progress.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError
 
 from deerflow.knowledge import find_citations, read_envelope
-from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
+from tests.gated_upstream import GatedLightRAG, gated_lightrag
 from tests.gateway_process import gateway_process
 from tests.live.postgres_server import PostgresUnavailable, start
 
@@ -39,22 +40,26 @@ def postgres_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def gateways(
     postgres_url: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, str]]:
+) -> Iterator[tuple[str, str, GatedLightRAG]]:
+    """Two processes whose knowledge searches go to a LightRAG upstream the test can gate (open
+    unless a test holds it), so a run can be held in progress on one of them."""
     work = tmp_path_factory.mktemp("gateways")
-    index = work / "index.sqlite"
-    LocalProvider(index).index(sample_corpus_path())
-    with (
-        gateway_process(index, postgres_url, work) as first,
-        gateway_process(index, postgres_url, work) as second,
-    ):
-        yield first + "api", second + "api"
+    with gated_lightrag() as upstream:
+        options = ("--provider", "lightrag", "--base-url", upstream.url)
+        with (
+            gateway_process(None, postgres_url, work, *options) as first,
+            gateway_process(None, postgres_url, work, *options) as second,
+        ):
+            yield first + "api", second + "api", upstream
 
 
 def human(text: str) -> dict[str, object]:
     return {"messages": [{"role": "user", "content": text}]}
 
 
-async def test_threads_state_history_runs_shared(gateways: tuple[str, str]) -> None:
+async def test_threads_state_history_runs_shared(
+    gateways: tuple[str, str, GatedLightRAG],
+) -> None:
     one, two = get_client(url=gateways[0]), get_client(url=gateways[1])
     thread = await one.threads.create(metadata={"owner": "pg-test"})
     tid = thread["thread_id"]
@@ -88,10 +93,22 @@ async def test_threads_state_history_runs_shared(gateways: tuple[str, str]) -> N
     assert [m["type"] for m in after].count("human") == 2
 
 
-async def test_join_from_the_other_process(gateways: tuple[str, str]) -> None:
-    one, two = get_client(url=gateways[0]), get_client(url=gateways[1])
+@pytest.fixture
+def held(gateways: tuple[str, str, GatedLightRAG]) -> Iterator[tuple[str, str, GatedLightRAG]]:
+    """The gateways with the upstream's gate closed; open again after the test, pass or fail."""
+    gateways[2].hold()
+    try:
+        yield gateways
+    finally:
+        gateways[2].release()
+
+
+async def test_join_from_the_other_process(held: tuple[str, str, GatedLightRAG]) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
     tid = (await one.threads.create())["thread_id"]
-    # Keep the thread busy on the first process for a while: ten runs queued behind each other.
+    # Keep the thread busy on the first process: its first run's search is held at the upstream,
+    # and nine more runs wait behind it.
     for i in range(9):
         await one.runs.create(
             tid, "agent", input=human(f"question {i}"), multitask_strategy="enqueue"
@@ -99,9 +116,11 @@ async def test_join_from_the_other_process(gateways: tuple[str, str]) -> None:
     run = await one.runs.create(
         tid, "agent", input=human("How are citations verified?"), multitask_strategy="enqueue"
     )
+    assert await asyncio.to_thread(upstream.wait_for_queries, 1) == ["question 0"]
     # The second process refuses a second run on the busy thread (multitask_strategy reject).
     with pytest.raises(ConflictError):
         await two.runs.create(tid, "agent", input=human("again"))
+    upstream.release()
     joined_stream, joined = await asyncio.gather(
         _collect(two, tid, run["run_id"]), two.runs.join(tid, run["run_id"])
     )

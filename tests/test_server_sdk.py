@@ -24,6 +24,7 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
+from tests.gated_upstream import GatedLightRAG, gated_lightrag
 from tests.gateway_process import gateway_process
 
 QUESTION = "How does a reader verify the evidence of a citation?"
@@ -50,6 +51,43 @@ def base(index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 @pytest.fixture
 def client(base: str) -> LangGraphClient:
     return get_client(url=base)
+
+
+@pytest.fixture(scope="module")
+def gated_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, GatedLightRAG]]:
+    """A second gateway whose knowledge searches wait at a LightRAG upstream the test gates: a
+    run is provably in progress while its search is held, however fast runs are otherwise."""
+    work = tmp_path_factory.mktemp("gated-gateway")
+    with (
+        gated_lightrag() as upstream,
+        gateway_process(
+            None,
+            str(work / "threads.sqlite"),
+            work,
+            "--provider",
+            "lightrag",
+            "--base-url",
+            upstream.url,
+        ) as url,
+    ):
+        yield url + "api", upstream
+
+
+@pytest.fixture
+def gated(
+    gated_gateway: tuple[str, GatedLightRAG],
+) -> Iterator[tuple[LangGraphClient, GatedLightRAG]]:
+    url, upstream = gated_gateway
+    upstream.hold()
+    try:
+        yield get_client(url=url), upstream
+    finally:
+        upstream.release()
+
+
+async def held(upstream: GatedLightRAG, count: int) -> list[str]:
+    """The queries at the upstream once ``count`` searches are being held there."""
+    return await asyncio.to_thread(upstream.wait_for_queries, count)
 
 
 async def parts(
@@ -276,7 +314,10 @@ async def test_if_not_exists(client: LangGraphClient) -> None:
     assert (await client.threads.get(tid))["thread_id"] == tid
 
 
-async def test_multitask_reject_is_409_and_enqueue_keeps_order(client: LangGraphClient) -> None:
+async def test_multitask_reject_is_409_and_enqueue_keeps_order(
+    gated: tuple[LangGraphClient, GatedLightRAG],
+) -> None:
+    client, upstream = gated
     thread = await client.threads.create()
     tid = thread["thread_id"]
     questions = [f"question {i}" for i in range(30)]
@@ -284,10 +325,15 @@ async def test_multitask_reject_is_409_and_enqueue_keeps_order(client: LangGraph
         await client.runs.create(tid, "agent", input=human(q), multitask_strategy="enqueue")
         for q in questions
     ]
-    # Thirty runs queued on the thread: it is busy, and "reject" (the default) refuses another.
+    # The first run is searching (held at the upstream) and 29 wait behind it: the thread is
+    # busy, and "reject" (the default) refuses another.
+    assert await held(upstream, 1) == questions[:1]
     with pytest.raises(ConflictError):
         await client.runs.create(tid, "agent", input=human("rejected"))
+    assert upstream.queries == questions[:1]  # one run at a time: the others have not started
+    upstream.release()
     await asyncio.gather(*(client.runs.join(tid, r["run_id"]) for r in runs))
+    assert upstream.queries == questions  # searched in the order they were enqueued
     messages = (await client.threads.get_state(tid))["values"]["messages"]
     assert [m["content"] for m in messages if m["type"] == "human"] == questions
     # Every turn is complete: human, ai (tool call), tool, ai — nothing lost or interleaved.
@@ -310,18 +356,21 @@ async def test_thirty_concurrent_enqueued_runs_lose_no_message(client: LangGraph
     assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"] * 30
 
 
-async def test_cancel_and_on_disconnect(client: LangGraphClient) -> None:
+async def test_cancel_and_on_disconnect(gated: tuple[LangGraphClient, GatedLightRAG]) -> None:
+    client, upstream = gated
     thread = await client.threads.create()
     tid = thread["thread_id"]
     queued = [
         await client.runs.create(tid, "agent", input=human(f"q{i}"), multitask_strategy="enqueue")
         for i in range(6)
     ]
+    assert await held(upstream, 1) == ["q0"]  # q0 is searching; q1..q5 wait their turn
     last = queued[-1]["run_id"]
     await client.runs.cancel(tid, last, wait=True)  # still waiting its turn: it never runs
     assert (await client.runs.get(tid, last))["status"] == "interrupted"
     with pytest.raises(ConflictError):
         await client.runs.cancel(tid, last)
+    upstream.release()
     await asyncio.gather(*(client.runs.join(tid, r["run_id"]) for r in queued[:-1]))
     questions = [
         m["content"]
@@ -329,17 +378,16 @@ async def test_cancel_and_on_disconnect(client: LangGraphClient) -> None:
         if m["type"] == "human"
     ]
     assert questions == [f"q{i}" for i in range(5)]
+    assert upstream.queries == questions
+    upstream.hold()
     async for part in client.runs.stream(
         tid, "agent", input=human(QUESTION), on_disconnect="cancel", stream_mode="messages-tuple"
     ):
         if part.event == "messages":
-            break
-    for _ in range(100):
-        runs = await client.runs.list(tid)
-        if runs[0]["status"] not in ("pending", "running"):
-            break
-        await asyncio.sleep(0.05)
-    assert runs[0]["status"] == "interrupted"
+            break  # the run has started; it cannot finish while the upstream holds its search
+    latest = (await client.runs.list(tid))[0]
+    await client.runs.join(tid, latest["run_id"])  # returns once the disconnect has stopped it
+    assert (await client.runs.get(tid, latest["run_id"]))["status"] == "interrupted"
 
 
 async def test_assistants_info_ok(client: LangGraphClient, base: str) -> None:
@@ -417,18 +465,26 @@ def test_readme_python_client_snippet_runs(base: str, capsys: pytest.CaptureFixt
     assert "#knowledge-source-" in answer and title
 
 
-async def test_multitask_interrupt_stops_the_runs_in_progress(client: LangGraphClient) -> None:
+async def test_multitask_interrupt_stops_the_runs_in_progress(
+    gated: tuple[LangGraphClient, GatedLightRAG],
+) -> None:
+    client, upstream = gated
     thread = await client.threads.create()
     tid = thread["thread_id"]
     queued = [
         await client.runs.create(tid, "agent", input=human(f"q{i}"), multitask_strategy="enqueue")
         for i in range(30)
     ]
-    values = await client.runs.wait(
+    assert await held(upstream, 1) == ["q0"]  # q0 is in progress, the rest wait their turn
+    run = await client.runs.create(
         tid, "agent", input=human(QUESTION), multitask_strategy="interrupt"
     )
+    # The interrupting run starts only once the runs before it have stopped: its search arrives.
+    assert await held(upstream, 2) == ["q0", QUESTION]
+    upstream.release()
+    values = await client.runs.join(tid, run["run_id"])
     assert values["messages"][-1]["type"] == "ai"
     statuses = [(await client.runs.get(tid, r["run_id"]))["status"] for r in queued]
-    assert "interrupted" in statuses and set(statuses) <= {"interrupted", "success"}
+    assert statuses == ["interrupted"] * 30
     messages = (await client.threads.get_state(tid))["values"]["messages"]
     assert [m["content"] for m in messages if m["type"] == "human"][-1] == QUESTION

@@ -1,5 +1,7 @@
 // Starts a real gateway (`uv run deerflow-knowledge serve`, local provider, offline responder) on a
-// free loopback port for the SDK tests, and stops it by its PID (its process group) afterwards.
+// free loopback port for the SDK tests, and a second one whose LightRAG provider searches a gated
+// upstream (tests/gated_upstream.py: its searches wait until a test opens the gate, so a run is
+// provably in progress). Stops each process by its PID (its process group) afterwards.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -12,6 +14,8 @@ import type { TestProject } from "vitest/node";
 declare module "vitest" {
   export interface ProvidedContext {
     gatewayUrl: string;
+    gatedGatewayUrl: string;
+    gateUrl: string;
   }
 }
 
@@ -45,6 +49,68 @@ async function waitUntilUp(url: string, child: ChildProcess, log: () => string):
   }
 }
 
+type Child = { child: ChildProcess; output: () => string };
+
+function start(args: string[], cwd: string): Child {
+  let output = "";
+  const child = spawn("uv", ["run", "--project", ROOT, ...args], {
+    cwd,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+  return { child, output: () => output };
+}
+
+function stopChild({ child }: Child): void {
+  if (child.pid !== undefined && child.exitCode === null) {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+async function listeningUrl({ child, output }: Child): Promise<string> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const found = /^listening (\S+)$/m.exec(output());
+    if (found?.[1]) return found[1];
+    if (child.exitCode !== null) throw new Error(`gated upstream exited:\n${output()}`);
+    if (Date.now() > deadline) throw new Error(`gated upstream did not start:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function serve(
+  children: Child[],
+  work: string,
+  name: string,
+  provider: string[],
+): Promise<string> {
+  const port = await freePort();
+  const gateway = start(
+    [
+      "deerflow-knowledge",
+      "serve",
+      ...provider,
+      "--checkpoint",
+      join(work, `${name}.sqlite`),
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+    ],
+    work,
+  );
+  children.push(gateway);
+  const url = `http://127.0.0.1:${port}/api`;
+  await waitUntilUp(url, gateway.child, gateway.output);
+  return url;
+}
+
 export default async function setup(project: TestProject): Promise<() => void> {
   const work = mkdtempSync(join(tmpdir(), "deerflow-gateway-"));
   const index = join(work, "index.sqlite");
@@ -53,48 +119,28 @@ export default async function setup(project: TestProject): Promise<() => void> {
     encoding: "utf8",
   });
   if (indexed.status !== 0) throw new Error(`indexing failed:\n${indexed.stderr}`);
-  const port = await freePort();
-  let output = "";
-  const child = spawn(
-    "uv",
-    [
-      "run",
-      "--project",
-      ROOT,
-      "deerflow-knowledge",
-      "serve",
-      "--provider",
-      "local",
-      "--index",
-      index,
-      "--checkpoint",
-      join(work, "threads.sqlite"),
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(port),
-    ],
-    { cwd: work, detached: true, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
-  const url = `http://127.0.0.1:${port}/api`;
+  const children: Child[] = [];
   const stop = (): void => {
-    if (child.pid !== undefined && child.exitCode === null) {
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        // already gone
-      }
-    }
+    children.forEach(stopChild);
     rmSync(work, { recursive: true, force: true });
   };
   try {
-    await waitUntilUp(url, child, () => output);
+    const upstream = start(["python", "-m", "tests.gated_upstream"], ROOT);
+    children.push(upstream);
+    const gateUrl = await listeningUrl(upstream);
+    const url = await serve(children, work, "threads", ["--provider", "local", "--index", index]);
+    const gatedUrl = await serve(children, work, "gated", [
+      "--provider",
+      "lightrag",
+      "--base-url",
+      gateUrl,
+    ]);
+    project.provide("gatewayUrl", url);
+    project.provide("gatedGatewayUrl", gatedUrl);
+    project.provide("gateUrl", gateUrl);
   } catch (error) {
     stop();
     throw error;
   }
-  project.provide("gatewayUrl", url);
   return stop;
 }

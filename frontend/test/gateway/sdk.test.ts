@@ -12,9 +12,29 @@ const human = (content: string) => ({ messages: [{ type: "human", content }] });
 type AnyClient = InstanceType<typeof Client1>;
 type Message = { type: string; content: unknown; artifact?: unknown; id?: string };
 
-const lines: [string, () => AnyClient][] = [
-  ["1.x", () => new Client1({ apiUrl: inject("gatewayUrl") })],
-  ["2.x", () => new Client2({ apiUrl: inject("gatewayUrl") }) as unknown as AnyClient],
+// The gated gateway's searches wait at tests/gated_upstream.py until the test releases them.
+const gate = async (action: "hold" | "release") => {
+  const response = await fetch(`${inject("gateUrl")}/gate/${action}`, { method: "POST" });
+  expect(response.ok).toBe(true);
+};
+/** The queries held at the upstream once `count` searches have arrived there. */
+const held = async (count: number): Promise<string[]> => {
+  const response = await fetch(`${inject("gateUrl")}/gate/queries?count=${count}`);
+  expect(response.ok).toBe(true);
+  return (await response.json()) as string[];
+};
+
+const lines: [string, () => AnyClient, () => AnyClient][] = [
+  [
+    "1.x",
+    () => new Client1({ apiUrl: inject("gatewayUrl") }),
+    () => new Client1({ apiUrl: inject("gatedGatewayUrl") }),
+  ],
+  [
+    "2.x",
+    () => new Client2({ apiUrl: inject("gatewayUrl") }) as unknown as AnyClient,
+    () => new Client2({ apiUrl: inject("gatedGatewayUrl") }) as unknown as AnyClient,
+  ],
 ];
 
 async function collect(stream: AsyncIterable<{ event: string; data: unknown; id?: string }>) {
@@ -23,7 +43,7 @@ async function collect(stream: AsyncIterable<{ event: string; data: unknown; id?
   return parts;
 }
 
-describe.each(lines)("@langchain/langgraph-sdk %s Client", (_line, makeClient) => {
+describe.each(lines)("@langchain/langgraph-sdk %s Client", (_line, makeClient, makeGated) => {
   it("creates, gets, searches and deletes threads", async () => {
     const client = makeClient();
     const tag = crypto.randomUUID();
@@ -105,26 +125,37 @@ describe.each(lines)("@langchain/langgraph-sdk %s Client", (_line, makeClient) =
   });
 
   it("rejects a second run on a busy thread with 409 and enqueues in order", async () => {
-    const client = makeClient();
-    const { thread_id } = await client.threads.create();
-    const first = await client.runs.create(thread_id, "agent", { input: human(QUESTION) });
-    await expect(
-      client.runs.create(thread_id, "agent", { input: human("second") }),
-    ).rejects.toThrow(/409|busy/);
-    const queued = [];
-    for (let i = 0; i < 5; i++) {
-      queued.push(
-        await client.runs.create(thread_id, "agent", {
-          input: human(`queued ${i}`),
-          multitaskStrategy: "enqueue",
-        }),
-      );
+    const client = makeGated();
+    await gate("hold");
+    try {
+      const { thread_id } = await client.threads.create();
+      const first = await client.runs.create(thread_id, "agent", { input: human(QUESTION) });
+      expect(await held(1)).toEqual([QUESTION]); // the first run is searching: the thread is busy
+      await expect(
+        client.runs.create(thread_id, "agent", { input: human("second") }),
+      ).rejects.toThrow(/409|busy/);
+      const queued = [];
+      for (let i = 0; i < 5; i++) {
+        queued.push(
+          await client.runs.create(thread_id, "agent", {
+            input: human(`queued ${i}`),
+            multitaskStrategy: "enqueue",
+          }),
+        );
+      }
+      await gate("release");
+      await client.runs.join(thread_id, first.run_id);
+      await Promise.all(queued.map((r) => client.runs.join(thread_id, r.run_id)));
+      const expected = [QUESTION, "queued 0", "queued 1", "queued 2", "queued 3", "queued 4"];
+      expect(await held(6)).toEqual(expected); // searched one run at a time, in order
+      const state = await client.threads.getState<{ messages: Message[] }>(thread_id);
+      const messages = state.values.messages;
+      expect(messages.filter((m) => m.type === "human").map((m) => m.content)).toEqual(expected);
+      const turns = Array(6).fill(["human", "ai", "tool", "ai"]).flat();
+      expect(messages.map((m) => m.type)).toEqual(turns); // every turn complete, none interleaved
+    } finally {
+      await gate("release");
     }
-    await client.runs.join(thread_id, first.run_id);
-    await Promise.all(queued.map((r) => client.runs.join(thread_id, r.run_id)));
-    const state = await client.threads.getState<{ messages: Message[] }>(thread_id);
-    const questions = state.values.messages.filter((m) => m.type === "human").map((m) => m.content);
-    expect(questions).toEqual([QUESTION, "queued 0", "queued 1", "queued 2", "queued 3", "queued 4"]);
   });
 
   it("runs statelessly and lists the assistant", async () => {
