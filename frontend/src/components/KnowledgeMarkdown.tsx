@@ -37,6 +37,7 @@ import {
   type Citation,
   type TreeCitations,
 } from "../citations.js";
+import { rememberCitations } from "../citationMemo.js";
 import { summarizeCitations, type SourceLookup } from "../resolve.js";
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
 import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
@@ -287,7 +288,15 @@ const MarkdownBody = memo(function MarkdownBody({
   // The guard runs first, so what is parsed (and numbered) is exactly what is rendered.
   const guarded = useMemo(() => guardMarkdown(body), [body]);
   const source = guarded.kind === "plain" ? "" : guarded.markdown;
-  const parsed = useMemo(() => parseMessage(processor, source), [processor, source]);
+  const parsed = useMemo(() => {
+    const result = parseMessage(processor, source);
+    // The same parse findCitations would make (no host plugins, nothing capped): SourcesPanel
+    // and the resolver reuse it instead of parsing the message a second time.
+    if (remarkPlugins === undefined && guarded.kind === "markdown" && source === markdown) {
+      rememberCitations(source, result.citations);
+    }
+    return result;
+  }, [processor, source, remarkPlugins, guarded, markdown]);
   const numbers = useMemo(() => summarizeCitations(parsed.citations, lookup).numbers, [parsed, lookup]);
   const context = useMemo(
     () => ({ lookup, numbers, citations: parsed.byOffset, labels: merged }),
