@@ -96,3 +96,10 @@ def test_the_trust_boundary_runs_without_importing_langgraph() -> None:
         "strip_reserved_keys({'messages': [{'artifact': {'knowledge_sources': []}}]})"
     )
     assert _heavy(loaded) == []
+
+
+def test_the_command_line_help_loads_no_langchain_server_or_http_stack() -> None:
+    # `deerflow-knowledge --help` needs typer and rich only; the audit reads saved threads as
+    # plain dicts, so deerflow.knowledge.messages must not import LangChain to recognise them.
+    loaded = _imported_after("import deerflow.knowledge.cli")
+    assert sorted(m for m in _heavy(loaded) if m.split(".")[0] != "rich") == []

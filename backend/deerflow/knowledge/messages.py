@@ -10,10 +10,12 @@ one place that knows the forms. Pure: plain values in, a :class:`MessageView` ou
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
-from typing import Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, cast
 
-from langchain_core.messages import BaseMessage, ToolMessage
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage, ToolMessage
 
 __all__ = ["ROLES", "MessageRole", "MessageView", "message_fields", "message_view"]
 
@@ -58,14 +60,18 @@ def message_fields(message: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def message_view(message: object) -> MessageView | None:
     """The :class:`MessageView` of a message object or dict; None for anything else."""
-    if isinstance(message, BaseMessage):
+    # A message object can exist only once langchain_core.messages is imported, so reading
+    # plain dicts (the CLI's saved threads) never has to import LangChain.
+    lc_messages = sys.modules.get("langchain_core.messages")
+    if lc_messages is not None and isinstance(message, lc_messages.BaseMessage):
+        base = cast("BaseMessage", message)
         # ``getattr`` of a missing pydantic attribute raises inside: slow on the hot path.
         artifact = (
-            message.artifact
-            if isinstance(message, ToolMessage)
-            else (message.__pydantic_extra__ or {}).get("artifact")
+            cast("ToolMessage", base).artifact
+            if isinstance(base, lc_messages.ToolMessage)
+            else (base.__pydantic_extra__ or {}).get("artifact")
         )
-        return MessageView(_role(message.type), message.name, message.content, artifact)
+        return MessageView(_role(base.type), base.name, base.content, artifact)
     if not isinstance(message, Mapping):
         return None
     fields = message_fields(message)
