@@ -553,8 +553,10 @@ def test_property_retained_text_is_wholly_visible_and_no_partial_handle_survives
 
 
 def test_native_budget_on_hostile_megabyte_reports_finishes() -> None:
-    # Counts, not time: each synopsis pattern reads a character a bounded number of times, so a
-    # million-character run of openers or half-links is one pass (a quadratic scan would not end).
+    # Not a timing and not a step count (the regex engine's work is invisible from Python): each
+    # synopsis pattern reads a character a bounded number of times (the argument is beside the
+    # patterns in handles.py), so these million-character reports finish; a quadratic scan would
+    # not. The finder's own work is counted in test_citations.py.
     source = _big_native(1, 10)
     artifact = {"knowledge_sources": build_native_snapshot([source])}
     link = f"[Manual.pdf](#knowledge-{source.id})"
