@@ -32,8 +32,7 @@ from deerflow.knowledge.contract import (
 )
 from deerflow.knowledge.envelope import build_envelope, handle_for
 from deerflow.knowledge.fitting import WholeEntries
-from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates
-from deerflow.knowledge.visible import visible_text
+from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates, visible_text
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
