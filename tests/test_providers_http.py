@@ -1,4 +1,4 @@
-"""Unit tests of the shared HTTP plumbing: redaction, error details, chunk walks, bounded JSON replies.
+"""Unit tests of the shared upstream plumbing: redaction, error details, chunk walks, JSON replies.
 
 All traffic goes through ``httpx.MockTransport``; nothing here touches the network.
 """

@@ -168,17 +168,11 @@ class RAGFlowProvider(ClientLifecycle):
 
     # ------------------------------------------------------------------ protocol surface
 
-    @property
-    def name(self) -> str:
-        return PROVIDER_NAME
-
-    @property
-    def capabilities(self) -> KnowledgeCapabilities:
-        return KnowledgeCapabilities()
-
-    @property
-    def tool_description(self) -> str:
-        return RAGFLOW_TOOL_DESCRIPTION
+    #: Constant for every instance (the protocol's read-only ``name`` and ``capabilities``, and
+    #: the ``DescribesTool`` hook).
+    name: Final = PROVIDER_NAME
+    capabilities: Final = KnowledgeCapabilities()
+    tool_description: Final = RAGFLOW_TOOL_DESCRIPTION
 
     @property
     def base_url(self) -> str:
