@@ -47,7 +47,8 @@ class PgThreadSearch:
         params.update(sort=key, limit=limit, offset=offset)
         query = (
             f"SELECT value FROM store WHERE {where} "
-            f"ORDER BY value->>%(sort)s {direction}, key {direction} "
+            # Code point order, as Python sorts (and whatever the database's collation).
+            f'ORDER BY value->>%(sort)s COLLATE "C" {direction}, key COLLATE "C" {direction} '
             "LIMIT %(limit)s OFFSET %(offset)s"
         )
         async with self.pool.connection() as conn:

@@ -144,7 +144,10 @@ async def _search(gw: Gateway, body: ThreadSearch) -> list[dict[str, Any]]:
         )
     found = [r for r in await gw.records.threads() if _matches(r, body)]
     key = body.sort_by or "updated_at"
-    found.sort(key=lambda r: str(r.get(key, "")), reverse=(body.sort_order or "desc") == "desc")
+    found.sort(
+        key=lambda r: (str(r.get(key, "")), r["thread_id"]),
+        reverse=(body.sort_order or "desc") == "desc",
+    )
     return found[body.offset : body.offset + body.limit]
 
 
