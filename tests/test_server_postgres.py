@@ -280,3 +280,25 @@ async def test_cancel_from_the_other_process(held: tuple[str, str, GatedLightRAG
     # The thread is free again, from either process.
     upstream.release()
     await two.runs.wait(tid, "agent", input=human("How are citations verified?"))
+
+
+async def test_state_write_and_delete_respect_a_run_of_the_other_process(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    tid = (await one.threads.create())["thread_id"]
+    run = await one.runs.create(tid, "agent", input=human("What is the trust boundary?"))
+    assert await asyncio.to_thread(upstream.wait_for_queries, 1)
+    with pytest.raises(ConflictError):
+        await two.threads.update_state(tid, {"messages": []})
+    following = one.runs.join_stream(tid, run["run_id"]).__aiter__()
+    assert (await following.__anext__()).event == "metadata"
+    await two.threads.delete(tid)
+
+    async def rest() -> list[object]:
+        return [p async for p in following]
+
+    # The run stops on the first process although its search is still held.
+    await asyncio.wait_for(rest(), 30)
+    assert not upstream.gate.is_set()
