@@ -302,3 +302,25 @@ async def test_state_write_and_delete_respect_a_run_of_the_other_process(
     # The run stops on the first process although its search is still held.
     await asyncio.wait_for(rest(), 30)
     assert not upstream.gate.is_set()
+
+
+async def test_interrupt_stops_the_run_of_the_other_process_first(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    tid = (await one.threads.create())["thread_id"]
+    old = await one.runs.create(tid, "agent", input=human("What is the trust boundary?"))
+    assert await asyncio.to_thread(upstream.wait_for_queries, 1)
+    new = await two.runs.create(
+        tid, "agent", input=human("How are citations verified?"), multitask_strategy="interrupt"
+    )
+    # The new run's search arrives only once the old run has stopped on the first process.
+    assert await asyncio.to_thread(upstream.wait_for_queries, 2) == [
+        "What is the trust boundary?",
+        "How are citations verified?",
+    ]
+    assert (await two.runs.get(tid, old["run_id"]))["status"] == "interrupted"
+    upstream.release()
+    await one.runs.join(tid, new["run_id"])
+    assert (await one.runs.get(tid, new["run_id"]))["status"] == "success"
