@@ -68,7 +68,8 @@ EVENT_RETENTION_SECONDS: Final = 600.0
 #: Event bytes kept per run; past it the shared log ends with an ``error`` event saying so.
 MAX_SHARED_RUN_EVENT_BYTES: Final = 32 * 1024 * 1024
 _PAGE: Final = 500
-_POOL_SIZE: Final = 10
+_POOL_MIN: Final = 4  # ready for a burst: a new PostgreSQL connection costs a process fork
+_POOL_MAX: Final = 10
 _WRITE_ATTEMPTS: Final = 5
 _log = logging.getLogger(__name__)
 
@@ -91,6 +92,26 @@ CREATE TABLE IF NOT EXISTS deerflow_gateway_run_events (
     data bytea NOT NULL,
     PRIMARY KEY (run_id, seq)
 );
+"""
+_WRITE: Final = """
+WITH added AS (
+    INSERT INTO deerflow_gateway_run_events (run_id, seq, name, data)
+    SELECT %(run)s, seq, name, data
+    FROM unnest(%(seqs)s::integer[], %(names)s::text[], %(datas)s::bytea[]) AS e (seq, name, data)
+    ON CONFLICT DO NOTHING
+), ended AS (
+    UPDATE deerflow_gateway_runs SET stream_done = true WHERE run_id = %(run)s AND %(done)s
+)
+SELECT pg_notify(%(channel)s, %(payload)s)
+"""
+_RELEASE: Final = """
+WITH ended AS (
+    UPDATE deerflow_gateway_runs SET ended_at = now() WHERE run_id = %(run)s
+), expired AS (
+    DELETE FROM deerflow_gateway_runs
+    WHERE coalesce(ended_at, heartbeat_at) < now() - make_interval(secs => %(keep)s)
+)
+SELECT pg_notify(%(channel)s, %(payload)s)
 """
 _LIVE: Final = "ended_at IS NULL AND heartbeat_at > now() - make_interval(secs => %(stale)s)"
 
@@ -215,16 +236,15 @@ class PgRuns:
         if thread_id is None:
             return
         try:
-            async with self.pool.connection() as conn, conn.transaction():
+            async with self.pool.connection() as conn:
                 await conn.execute(
-                    "UPDATE deerflow_gateway_runs SET ended_at = now() WHERE run_id = %s",
-                    (run_id,),
-                )
-                await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, "t:" + thread_id))
-                await conn.execute(
-                    "DELETE FROM deerflow_gateway_runs WHERE coalesce(ended_at, heartbeat_at) "
-                    "< now() - make_interval(secs => %s)",
-                    (EVENT_RETENTION_SECONDS,),
+                    _RELEASE,
+                    {
+                        "run": run_id,
+                        "channel": CHANNEL,
+                        "payload": "t:" + thread_id,
+                        "keep": EVENT_RETENTION_SECONDS,
+                    },
                 )
         except Exception:
             _log.exception("releasing run %s in PostgreSQL failed", run_id)
@@ -250,22 +270,21 @@ class PgRuns:
 
     async def write(self, run_id: str, events: list[Event], *, done: bool) -> None:
         """Append ``events`` (and, when ``done``, the end of the stream) in one transaction."""
+        # One statement (so one round trip and one transaction on an autocommit connection): the
+        # events, the end of the stream and the NOTIFY, sent when they commit.
+        params = {
+            "run": run_id,
+            "seqs": [e.id for e in events],
+            "names": [e.name for e in events],
+            "datas": [e.data for e in events],
+            "done": done,
+            "channel": CHANNEL,
+            "payload": "e:" + run_id,
+        }
         for attempt in range(_WRITE_ATTEMPTS):
             try:
-                async with self.pool.connection() as conn, conn.transaction():
-                    if events:
-                        async with conn.cursor() as cursor:
-                            await cursor.executemany(
-                                "INSERT INTO deerflow_gateway_run_events (run_id, seq, name, data) "
-                                "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                                [(run_id, e.id, e.name, e.data) for e in events],
-                            )
-                    if done:
-                        await conn.execute(
-                            "UPDATE deerflow_gateway_runs SET stream_done = true WHERE run_id = %s",
-                            (run_id,),
-                        )
-                    await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, "e:" + run_id))
+                async with self.pool.connection() as conn:
+                    await conn.execute(_WRITE, params)
                 return
             except Exception:
                 if attempt == _WRITE_ATTEMPTS - 1:
@@ -470,7 +489,7 @@ async def open_pg_runs(url: str) -> AsyncIterator[PgRuns]:
     from psycopg_pool import AsyncConnectionPool
 
     async with AsyncConnectionPool(
-        url, min_size=1, max_size=_POOL_SIZE, kwargs={"autocommit": True}, open=False
+        url, min_size=_POOL_MIN, max_size=_POOL_MAX, kwargs={"autocommit": True}, open=False
     ) as pool:
         runs = PgRuns(pool, url)
         await runs.setup()
