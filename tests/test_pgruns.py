@@ -12,6 +12,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 import orjson
 import psycopg
@@ -38,9 +39,9 @@ def postgres_url() -> Iterator[str]:
 
 
 @asynccontextmanager
-async def processes(url: str, count: int) -> AsyncIterator[list[PgRuns]]:
+async def processes(url: str, count: int, **options: Any) -> AsyncIterator[list[PgRuns]]:
     async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(open_pg_runs(url)) for _ in range(count)]
+        yield [await stack.enter_async_context(open_pg_runs(url, **options)) for _ in range(count)]
 
 
 def refuse_busy(active: list[str]) -> list[str]:
@@ -174,6 +175,17 @@ async def test_a_stopped_process_lets_go_of_its_run(postgres_url: str) -> None:
         got = await asyncio.wait_for(_follow_all(runs, run_id), 5)
         assert [e.name for e in got] == ["error"]
         assert orjson.loads(got[0].data)["error"] == "RunLost"
+
+
+async def test_heartbeats_keep_a_long_run_holding_its_thread(postgres_url: str) -> None:
+    async with processes(postgres_url, 1, heartbeat=0.1, stale_after=2.0) as (runs,):
+        thread, run_id = str(uuid.uuid4()), str(uuid.uuid4())
+        await runs.admit(thread, run_id, resumable=False, check=lambda _: [])
+        for _ in range(12):  # until well past the stale age of its admission
+            await asyncio.sleep(0.5)
+            assert await runs.active(thread) == [run_id]
+        await runs.release(run_id)
+        assert await runs.active(thread) == []
 
 
 async def test_cancel_reaches_the_process_running_the_run(postgres_url: str) -> None:

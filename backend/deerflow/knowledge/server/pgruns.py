@@ -12,14 +12,15 @@ set of threads:
   arrival order across processes. A process heartbeats its runs; a run whose heartbeat stopped (its
   process died) no longer holds its thread.
 * **Events.** The running process writes each SSE event of a run to a table (in batches, one
-  transaction each) and sends ``NOTIFY`` with the run's id — ids only: a payload is limited to
+  statement each) and sends ``NOTIFY`` with the run's id — ids only: a payload is limited to
   8000 bytes. A ``join_stream`` in another process replays the table after ``Last-Event-ID`` and
   follows the notifications (with a slow re-read, so a lost notification costs seconds, not the
   rest of the stream). A run's events are kept while it runs and ``EVENT_RETENTION_SECONDS`` after,
   up to ``MAX_SHARED_RUN_EVENT_BYTES`` per run.
 
 ``cancel`` (and ``multitask_strategy: interrupt``) of a run in another process is a ``NOTIFY`` its
-process acts on. Single-process gateways (SQLite, in-memory) never load this module.
+process acts on. Single-process gateways (SQLite, in-memory) never open a ``PgRuns``, and psycopg
+is imported only when one is opened.
 """
 
 from __future__ import annotations
@@ -135,12 +136,14 @@ class PgRuns:
         max_event_bytes: int = MAX_SHARED_RUN_EVENT_BYTES,
         stale_after: float = STALE_AFTER_SECONDS,
         recheck: float = RECHECK_SECONDS,
+        heartbeat: float = HEARTBEAT_SECONDS,
     ) -> None:
         self.pool = pool
         self.url = url
         self.max_event_bytes = max_event_bytes
         self.stale_after = stale_after
         self.recheck = recheck
+        self.heartbeat = heartbeat
         #: Called with a run id when another process asks this one to cancel it.
         self.on_cancel: Callable[[str], object] | None = None
         self._live: dict[str, str] = {}  # run id -> thread id, until released
@@ -419,7 +422,7 @@ class PgRuns:
 
     async def _heartbeat(self) -> None:
         while True:
-            await asyncio.sleep(HEARTBEAT_SECONDS)
+            await asyncio.sleep(self.heartbeat)
             if not self._live:
                 continue
             try:
@@ -484,14 +487,15 @@ async def _wait(wake: asyncio.Event, timeout: float) -> None:
 
 
 @asynccontextmanager
-async def open_pg_runs(url: str) -> AsyncIterator[PgRuns]:
-    """A connection pool on ``url``, the tables, the ``LISTEN`` connection and the heartbeat."""
+async def open_pg_runs(url: str, **options: Any) -> AsyncIterator[PgRuns]:
+    """A connection pool on ``url``, the tables, the ``LISTEN`` connection and the heartbeat
+    (``options``: :class:`PgRuns`' keyword arguments)."""
     from psycopg_pool import AsyncConnectionPool
 
     async with AsyncConnectionPool(
         url, min_size=_POOL_MIN, max_size=_POOL_MAX, kwargs={"autocommit": True}, open=False
     ) as pool:
-        runs = PgRuns(pool, url)
+        runs = PgRuns(pool, url, **options)
         await runs.setup()
         await runs.start()
         try:
