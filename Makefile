@@ -82,6 +82,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_citations
 	$(UV) run python -m benchmarks.bench_import
 	$(UV) run python -m benchmarks.bench_gateway
+	$(UV) run python -m benchmarks.bench_pg
 	npm run bench
 
 vectors: python-deps

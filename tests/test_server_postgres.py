@@ -133,3 +133,194 @@ async def test_join_from_the_other_process(held: tuple[str, str, GatedLightRAG])
 
 async def _collect(client: object, tid: str, run_id: str) -> list[object]:
     return [p async for p in client.runs.join_stream(tid, run_id)]  # type: ignore[attr-defined]
+
+
+MODES = ["values", "updates", "messages-tuple", "messages"]
+
+
+def _parts(parts: list[object]) -> list[tuple[str, object, object]]:
+    return [(p.event, p.data, p.id) for p in parts]  # type: ignore[attr-defined]
+
+
+async def test_join_stream_from_the_other_process_carries_every_mode(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    tid = (await one.threads.create())["thread_id"]
+    run = await one.runs.create(
+        tid,
+        "agent",
+        input=human("How are citations verified?"),
+        stream_mode=MODES,
+        stream_resumable=True,
+    )
+    assert await asyncio.to_thread(upstream.wait_for_queries, 1)
+    # The second process follows the run while it is held in the first, then hears it go on.
+    remote = two.runs.join_stream(tid, run["run_id"]).__aiter__()
+    followed = [await remote.__anext__()]
+    assert followed[0].event == "metadata"
+    upstream.release()
+    followed += [p async for p in remote]
+    local = [p async for p in one.runs.join_stream(tid, run["run_id"])]
+    assert _parts(followed) == _parts(local)  # same events, same data, same ids
+    assert [int(p.id) for p in followed] == list(range(len(followed)))
+    names = {p.event for p in followed}
+    assert {"values", "updates", "messages", "messages/complete", "messages/metadata"} <= names
+
+    state = (await one.threads.get_state(tid))["values"]
+    assert [p.data for p in followed if p.event == "values"][-1] == state
+    answer = state["messages"][-1]
+    streamed = [p.data for p in followed if p.event == "messages/complete"]
+    assert any(
+        m[0]["id"] == answer["id"] and m[0]["content"] == answer["content"] for m in streamed
+    )
+    tool = next(m for m in state["messages"] if m["type"] == "tool")
+    sent_tool = next(m[0] for m in streamed if m[0]["type"] == "tool")
+    assert json.dumps(sent_tool["artifact"], sort_keys=True) == json.dumps(
+        tool["artifact"], sort_keys=True
+    )
+    sources = {s.id for s in read_envelope(tool["content"], tool["artifact"]).sources}
+    assert sources and {c.source_id for c in find_citations(answer["content"])} <= sources
+
+
+async def test_reconnect_with_last_event_id_on_the_other_process(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    tid = (await one.threads.create())["thread_id"]
+    seen = []
+    # A client of the first process reads the stream until the run is held at the search ...
+    async for part in one.runs.stream(
+        tid,
+        "agent",
+        input=human("What is the trust boundary?"),
+        stream_mode=MODES,
+        stream_resumable=True,
+    ):
+        seen.append(part)
+        if part.event == "updates" and "model" in part.data:
+            break  # ... and drops (a closed tab) once the model has asked for the search.
+    run_id = seen[0].data["run_id"]
+    assert await asyncio.to_thread(upstream.wait_for_queries, 1)
+    upstream.release()
+    # It comes back on the second process with the id of the last event it saw.
+    rest = [p async for p in two.runs.join_stream(tid, run_id, last_event_id=seen[-1].id)]
+    whole = [p async for p in one.runs.join_stream(tid, run_id)]
+    assert _parts(seen + rest) == _parts(whole)
+    assert rest and int(rest[0].id) == int(seen[-1].id) + 1
+    assert (await two.runs.get(tid, run_id))["status"] == "success"
+
+
+async def test_reject_race_across_processes_starts_exactly_one_run(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    started_runs = []
+    for n in range(10):
+        tid = (await one.threads.create())["thread_id"]
+        # Both processes are idle and get their request at the same moment.
+        pair = await asyncio.gather(
+            *[
+                client.runs.create(
+                    tid, "agent", input=human(f"race {n}"), multitask_strategy="reject"
+                )
+                for client in (one, two)
+            ],
+            return_exceptions=True,
+        )
+        started = [o for o in pair if isinstance(o, dict)]
+        refused = [o for o in pair if isinstance(o, ConflictError)]
+        assert len(started) == 1 and len(refused) == 1, pair
+        assert [r["run_id"] for r in await two.runs.list(tid)] == [started[0]["run_id"]]
+        started_runs.append(started[0])
+    upstream.release()
+    for run in started_runs:
+        await two.runs.join(run["thread_id"], run["run_id"])
+
+
+async def test_enqueue_across_processes_runs_one_at_a_time_in_order(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    tid = (await one.threads.create())["thread_id"]
+    questions = ["What is the trust boundary?", "How are citations verified?", "What is a chip?"]
+    runs = []
+    for question, client in zip(questions, (one, two, one), strict=True):
+        runs.append(
+            await client.runs.create(
+                tid, "agent", input=human(question), multitask_strategy="enqueue"
+            )
+        )
+        if not runs[1:]:
+            assert await asyncio.to_thread(upstream.wait_for_queries, 1) == questions[:1]
+    # The run queued on the second process waits for the first process's run.
+    assert (await two.runs.get(tid, runs[1]["run_id"]))["status"] == "pending"
+    upstream.release()
+    await two.runs.join(tid, runs[2]["run_id"])
+    assert upstream.queries == questions
+    messages = (await one.threads.get_state(tid))["values"]["messages"]
+    assert [m["content"] for m in messages if m["type"] == "human"] == questions
+    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"] * 3  # never interleaved
+    for run in runs:
+        assert (await one.runs.get(tid, run["run_id"]))["status"] == "success"
+
+
+async def test_cancel_from_the_other_process(held: tuple[str, str, GatedLightRAG]) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    tid = (await one.threads.create())["thread_id"]
+    run = await one.runs.create(tid, "agent", input=human("What is the trust boundary?"))
+    assert await asyncio.to_thread(upstream.wait_for_queries, 1)
+    await two.runs.cancel(tid, run["run_id"], wait=True)
+    assert (await one.runs.get(tid, run["run_id"]))["status"] == "interrupted"
+    # The thread is free again, from either process.
+    upstream.release()
+    await two.runs.wait(tid, "agent", input=human("How are citations verified?"))
+
+
+async def test_state_write_and_delete_respect_a_run_of_the_other_process(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    tid = (await one.threads.create())["thread_id"]
+    run = await one.runs.create(tid, "agent", input=human("What is the trust boundary?"))
+    assert await asyncio.to_thread(upstream.wait_for_queries, 1)
+    with pytest.raises(ConflictError):
+        await two.threads.update_state(tid, {"messages": []})
+    following = one.runs.join_stream(tid, run["run_id"]).__aiter__()
+    assert (await following.__anext__()).event == "metadata"
+    await two.threads.delete(tid)
+
+    async def rest() -> list[object]:
+        return [p async for p in following]
+
+    # The run stops on the first process although its search is still held.
+    await asyncio.wait_for(rest(), 30)
+    assert not upstream.gate.is_set()
+
+
+async def test_interrupt_stops_the_run_of_the_other_process_first(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    tid = (await one.threads.create())["thread_id"]
+    old = await one.runs.create(tid, "agent", input=human("What is the trust boundary?"))
+    assert await asyncio.to_thread(upstream.wait_for_queries, 1)
+    new = await two.runs.create(
+        tid, "agent", input=human("How are citations verified?"), multitask_strategy="interrupt"
+    )
+    # The new run's search arrives only once the old run has stopped on the first process.
+    assert await asyncio.to_thread(upstream.wait_for_queries, 2) == [
+        "What is the trust boundary?",
+        "How are citations verified?",
+    ]
+    assert (await two.runs.get(tid, old["run_id"]))["status"] == "interrupted"
+    upstream.release()
+    await one.runs.join(tid, new["run_id"])
+    assert (await one.runs.get(tid, new["run_id"]))["status"] == "success"

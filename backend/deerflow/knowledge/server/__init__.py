@@ -23,6 +23,7 @@ from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
 from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
+from deerflow.knowledge.server.pgruns import open_pg_runs
 from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.tools import make_knowledge_tool
 
@@ -154,6 +155,11 @@ def build_config(
         static_dir=static_dir,
         cors_origins=tuple(cors_origins),
         run_timeout=run_timeout,
+        open_shared=(
+            (lambda: open_pg_runs(checkpoint))
+            if checkpoint.startswith(("postgres://", "postgresql://"))
+            else None
+        ),
     )
 
 

@@ -16,7 +16,7 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -34,6 +34,8 @@ from deerflow.knowledge.server import assistants, runs, threads
 from deerflow.knowledge.server.gateway import MAX_INPUT_MESSAGES, Gateway
 from deerflow.knowledge.server.http import MAX_REQUEST_BYTES, ApiError, error_body
 from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS, RunManager
+from deerflow.knowledge.server.pgruns import PgRuns
+from deerflow.knowledge.server.pgthreads import PgThreadSearch
 from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.wire import message_to_wire
 
@@ -70,6 +72,8 @@ class GatewayConfig:
     #: Origins allowed to call the API from a browser (CORS); none by default.
     cors_origins: Sequence[str] = ()
     run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS
+    #: Runs shared with other gateway processes on the same PostgreSQL (``pgruns``).
+    open_shared: Callable[[], AbstractAsyncContextManager[PgRuns]] | None = None
 
 
 @asynccontextmanager
@@ -91,16 +95,25 @@ def create_app(config: GatewayConfig) -> FastAPI:
         # each time the event loop wakes; a shorter interval keeps the loop serving other runs.
         sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         open_store = config.open_store or _memory_store
-        async with config.open_checkpointer() as saver, open_store() as store:
+        shared_runs = config.open_shared() if config.open_shared else nullcontext(None)
+        async with (
+            config.open_checkpointer() as saver,
+            open_store() as store,
+            shared_runs as shared,
+        ):
             graph = config.build_agent(saver)
-            records = Records(store)
+            records = Records(store, search=PgThreadSearch(shared.pool) if shared else None)
 
             async def forget_thread(thread_id: str) -> None:
                 await saver.adelete_thread(thread_id)
                 await records.delete_thread(thread_id)
 
             manager = RunManager(
-                graph, records, run_timeout=config.run_timeout, on_thread_done=forget_thread
+                graph,
+                records,
+                run_timeout=config.run_timeout,
+                on_thread_done=forget_thread,
+                shared=shared,
             )
             app.state.gateway = Gateway(
                 graph=graph,

@@ -6,7 +6,9 @@ LangGraph Server runs one run per thread at a time; overlapping requests follow 
 so no message is lost. Every run has a time budget: a run past it is cancelled and its stream ends
 with an ``error`` event saying so, while runs on other threads go on (CPU-heavy steps of the agent
 run in worker threads, off the event loop). Records of runs live in the shared store, so another
-gateway process sees them (and refuses a second run on a busy thread) too.
+gateway process sees them too. With PostgreSQL (``shared``, :mod:`.pgruns`) admission, turns and
+events are shared by every process on the database: the strategies hold across processes and a
+run is joined from any of them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from deerflow.knowledge.server.http import ApiError
+from deerflow.knowledge.server.pgruns import PgRuns
 from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.streaming import EventTranslator, RunStream
 from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
@@ -72,8 +75,12 @@ class RunManager:
         *,
         run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS,
         on_thread_done: Any = None,
+        shared: PgRuns | None = None,
     ) -> None:
         self.graph = graph
+        self.shared = shared
+        if shared is not None:
+            shared.on_cancel = self.cancel
         self.records = records
         self.run_timeout = run_timeout
         self.on_thread_done = on_thread_done
@@ -97,26 +104,30 @@ class RunManager:
                 for run_id, s in self.streams.items()
                 if s.thread_id == plan.thread_id and not s.done.is_set()
             ]
-            remote = [
-                r
-                for r in await self.records.active_runs(plan.thread_id)
-                if r["run_id"] not in local and not self._stale(r)
-            ]
-            if (local or remote) and plan.multitask_strategy == "reject":
-                busy = (local or [r["run_id"] for r in remote])[0]
-                raise ApiError(
-                    409,
-                    f"Thread {plan.thread_id} is busy with run {busy}; "
-                    "multitask_strategy 'reject' refuses a second run (use 'enqueue' to wait).",
+            run_id = str(uuid.uuid4())
+            if self.shared is not None:
+                # Atomic across processes: checked and inserted under the thread's advisory lock.
+                await self.shared.admit(
+                    plan.thread_id,
+                    run_id,
+                    resumable=plan.resumable,
+                    check=lambda active: self._admission(
+                        plan, local, [r for r in active if r not in local], shared=True
+                    ),
                 )
-            if remote and plan.multitask_strategy == "interrupt":
-                raise ApiError(409, "The run in progress belongs to another gateway process.")
+            else:
+                remote = [
+                    r["run_id"]
+                    for r in await self.records.active_runs(plan.thread_id)
+                    if r["run_id"] not in local and not self._stale(r)
+                ]
+                self._admission(plan, local, remote, shared=False)
             if plan.multitask_strategy == "interrupt":
-                for run_id in local:
-                    self.tasks[run_id].cancel()
+                for local_id in local:
+                    self.tasks[local_id].cancel()
             now = iso_now()
             record: dict[str, Any] = {
-                "run_id": str(uuid.uuid4()),
+                "run_id": run_id,
                 "thread_id": plan.thread_id,
                 "assistant_id": plan.assistant_id,
                 "created_at": now,
@@ -126,14 +137,40 @@ class RunManager:
                 "multitask_strategy": plan.multitask_strategy,
                 "kwargs": {},
             }
-            await self.records.put_run(record)
-            stream = RunStream(record["run_id"], plan.thread_id, resumable=plan.resumable)
-            stream.emit("metadata", dumps({"run_id": record["run_id"], "attempt": 1}))
-            self.streams[record["run_id"]] = stream
+            try:
+                await self.records.put_run(record)
+            except BaseException:
+                if self.shared is not None:
+                    await self.shared.release(run_id)
+                raise
+            stream = (
+                self.shared.stream(run_id, plan.thread_id, resumable=plan.resumable)
+                if self.shared is not None
+                else RunStream(run_id, plan.thread_id, resumable=plan.resumable)
+            )
+            stream.emit("metadata", dumps({"run_id": run_id, "attempt": 1}))
+            self.streams[run_id] = stream
             self._waiting[plan.thread_id] = self._waiting.get(plan.thread_id, 0) + 1
             task = asyncio.create_task(self._execute(plan, record, stream))
-            self.tasks[record["run_id"]] = task
+            self.tasks[run_id] = task
         return record, stream
+
+    def _admission(
+        self, plan: RunPlan, local: list[str], remote: list[str], *, shared: bool
+    ) -> list[str]:
+        """Refuse the run (409) or say which runs of other processes to cancel first."""
+        if (local or remote) and plan.multitask_strategy == "reject":
+            busy = (local or remote)[0]
+            raise ApiError(
+                409,
+                f"Thread {plan.thread_id} is busy with run {busy}; "
+                "multitask_strategy 'reject' refuses a second run (use 'enqueue' to wait).",
+            )
+        if remote and plan.multitask_strategy == "interrupt":
+            if not shared:
+                raise ApiError(409, "The run in progress belongs to another gateway process.")
+            return remote
+        return []
 
     def _stale(self, record: dict[str, Any]) -> bool:
         # An active record nobody updated for longer than any run may last was left by a process
@@ -161,6 +198,8 @@ class RunManager:
         ended = False
         try:
             async with lane:
+                if self.shared is not None:  # runs of the thread in other processes go first
+                    await self.shared.wait_turn(thread_id, run_id)
                 record.update(status="running", updated_at=iso_now())
                 await self.records.put_run(record)
                 await self.records.touch_thread(thread_id, status="busy")
@@ -182,6 +221,8 @@ class RunManager:
                 await self._end(plan, record, stream, "interrupted", counted=False)
             self.tasks.pop(run_id, None)
             self._forget_old()
+            if self.shared is not None:
+                await self.shared.release(run_id)
 
     async def _end(
         self,

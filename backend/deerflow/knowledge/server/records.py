@@ -3,7 +3,8 @@
 LangGraph's checkpointer holds a thread's state; LangGraph Server also keeps a record per thread
 (metadata, status, timestamps) and per run. They live in a LangGraph ``BaseStore`` on the same
 database as the checkpoints (SQLite or PostgreSQL), so every gateway process on one database sees
-the same threads and runs.
+the same threads and runs. On PostgreSQL, ``search`` (:mod:`.pgthreads`) filters, sorts and pages the
+thread records in SQL.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Final
 
 from langgraph.store.base import BaseStore
 
+from deerflow.knowledge.server.pgthreads import PgThreadSearch
 from deerflow.knowledge.server.wire import iso_now
 
 __all__ = ["ACTIVE_RUN_STATUSES", "TERMINAL_RUN_STATUSES", "Records"]
@@ -30,8 +32,10 @@ def _runs_ns(thread_id: str) -> tuple[str, ...]:
 class Records:
     """Thread and run records in ``store``."""
 
-    def __init__(self, store: BaseStore) -> None:
+    def __init__(self, store: BaseStore, *, search: PgThreadSearch | None = None) -> None:
         self.store = store
+        #: Thread search in the database (PostgreSQL); None: filtered here.
+        self.search = search
 
     async def thread(self, thread_id: str) -> dict[str, Any] | None:
         item = await self.store.aget(_THREADS, thread_id)

@@ -3,8 +3,9 @@
 
 A run's ``input`` and its ``command`` (``update``, ``resume``) are caller-written values: they pass
 the trust boundary before the graph sees them. Options the gateway does not implement answer 422.
-A run started by another gateway process on the same database can be joined too: its record and
-the checkpoints it writes are in the shared database, so the join follows those (``values`` only).
+A run started by another gateway process on the same database can be joined too: on PostgreSQL
+its events are in the database (``pgruns``: replayed, then followed through ``LISTEN``/``NOTIFY``),
+otherwise the join follows its record and the checkpoints it writes (``values`` only).
 """
 
 from __future__ import annotations
@@ -331,7 +332,13 @@ async def cancel_run(
         raise ApiError(409, f"Run {run_id} has already ended ({record['status']})")
     stream = gw.runs.stream(run_id)
     if stream is None:
-        raise ApiError(409, f"Run {run_id} runs in another gateway process; cancel it there")
+        shared = gw.runs.shared
+        if shared is None or not await shared.cancel(run_id):
+            raise ApiError(409, f"Run {run_id} runs in another gateway process; cancel it there")
+        if wait:
+            async for _ in shared.follow(run_id, modes=()):
+                pass
+        return Response(status_code=204)
     gw.runs.cancel(run_id)
     if wait:
         await stream.done.wait()
@@ -345,6 +352,13 @@ async def join_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) 
     if stream is not None:
         await stream.done.wait()
         values = await _final_values(gw, stream, thread_id)
+    elif gw.runs.shared is not None and await gw.runs.shared.run(run_id) is not None:
+        errors = [e async for e in gw.runs.shared.follow(run_id, modes=()) if e.name == "error"]
+        if errors:
+            values = b'{"__error__":' + errors[-1].data + b"}"
+        else:
+            snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
+            values = WireEncoder().values(snapshot.values or {})
     else:
         record = await _await_remote(gw, thread_id, run_id)
         if record["status"] in ("error", "timeout"):
@@ -382,6 +396,11 @@ async def join_stream(
     stream = gw.runs.stream(run_id)
     if stream is not None:
         return _sse(gw, stream, after=after, modes=modes, cancel_on_disconnect=cancel_on_disconnect)
+    shared = gw.runs.shared
+    found = await shared.run(run_id) if shared is not None else None
+    if shared is not None and found is not None:
+        frames = shared.frames(found, after=after, modes=modes, cancel=cancel_on_disconnect)
+        return StreamingResponse(frames, media_type="text/event-stream", headers=_SSE_HEADERS)
     return StreamingResponse(
         _remote_frames(gw, record), media_type="text/event-stream", headers=_SSE_HEADERS
     )

@@ -106,7 +106,8 @@ async def patch_thread(
 async def delete_thread(thread_id: str, gw: Gateway = Depends(gateway)) -> Response:
     await gw.thread(thread_id)
     for run in await gw.records.active_runs(thread_id):
-        gw.runs.cancel(run["run_id"])
+        if not gw.runs.cancel(run["run_id"]) and gw.runs.shared is not None:
+            await gw.runs.shared.cancel(run["run_id"])
     await gw.saver.adelete_thread(thread_id)
     await gw.records.delete_thread(thread_id)
     return Response(status_code=204)
@@ -121,21 +122,39 @@ def _matches(record: dict[str, Any], body: ThreadSearch) -> bool:
     return all(metadata.get(k) == v for k, v in (body.metadata or {}).items())
 
 
-async def _search(gw: Gateway, body: ThreadSearch) -> list[dict[str, Any]]:
+def _refuse_unsupported(body: ThreadSearch) -> None:
     if body.values is not None:
         raise ApiError(422, "searching threads by values is not supported by this gateway")
     if body.extract is not None:
         raise ApiError(422, "extract is not supported by this gateway")
+
+
+async def _search(gw: Gateway, body: ThreadSearch) -> list[dict[str, Any]]:
+    """The page of matching thread records ``body`` asks for."""
+    _refuse_unsupported(body)
+    if gw.records.search is not None:
+        return await gw.records.search.search(
+            metadata=body.metadata,
+            status=body.status,
+            ids=body.ids,
+            sort_by=body.sort_by,
+            sort_order=body.sort_order,
+            limit=body.limit,
+            offset=body.offset,
+        )
     found = [r for r in await gw.records.threads() if _matches(r, body)]
     key = body.sort_by or "updated_at"
-    found.sort(key=lambda r: str(r.get(key, "")), reverse=(body.sort_order or "desc") == "desc")
-    return found
+    found.sort(
+        key=lambda r: (str(r.get(key, "")), r["thread_id"]),
+        reverse=(body.sort_order or "desc") == "desc",
+    )
+    return found[body.offset : body.offset + body.limit]
 
 
 @router.post("/threads/search")
 async def search_threads(request: Request, gw: Gateway = Depends(gateway)) -> Response:
     body = validate(ThreadSearch, await read_json(request))
-    page = (await _search(gw, body))[body.offset : body.offset + body.limit]
+    page = await _search(gw, body)
     encoder = WireEncoder()
     items = [await _thread_wire(gw, record, encoder) for record in page]
     if body.select:
@@ -149,7 +168,12 @@ async def search_threads(request: Request, gw: Gateway = Depends(gateway)) -> Re
 @router.post("/threads/count")
 async def count_threads(request: Request, gw: Gateway = Depends(gateway)) -> int:
     body = validate(ThreadSearch, await read_json(request))
-    return len(await _search(gw, body))
+    _refuse_unsupported(body)
+    if gw.records.search is not None:
+        return await gw.records.search.count(
+            metadata=body.metadata, status=body.status, ids=body.ids
+        )
+    return sum(1 for r in await gw.records.threads() if _matches(r, body))
 
 
 async def _state(gw: Gateway, thread_id: str, checkpoint: dict[str, Any] | None) -> Response:
@@ -189,7 +213,8 @@ async def update_state(
     body = validate(StateUpdate, await read_json(request))
     await gw.thread(thread_id)
     gw.check_node(body.as_node)
-    if gw.runs.busy(thread_id):
+    shared = gw.runs.shared
+    if gw.runs.busy(thread_id) or (shared is not None and await shared.active(thread_id)):
         raise ApiError(409, f"Thread {thread_id} is busy with a run; write its state afterwards")
     checkpoint = body.checkpoint or (
         {"checkpoint_id": body.checkpoint_id} if body.checkpoint_id else None
