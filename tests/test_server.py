@@ -259,3 +259,32 @@ def test_page_never_shadows_the_api(provider: LocalProvider, tmp_path: Path) -> 
         assert app.get("/api/threads").json()["detail"].startswith("no API operation")
         assert app.get("/api/ok").json() == {"ok": True}
         assert app.post("/api/threads/search", json={}).status_code == 200
+
+
+def test_untraced_agent_steps_stay_on_the_event_loop(
+    provider: LocalProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LangSmith's ``traceable`` (around every model and tool call of the agent) sets each call up
+    # in a worker thread, traced or not; untraced, the gateway keeps that on the loop.
+    import threading
+
+    from langsmith import run_helpers
+    from langsmith._runtime_overrides import get_runtime_overrides
+
+    monkeypatch.delenv("LANGSMITH_TRACING", raising=False)
+    monkeypatch.delenv("LANGCHAIN_TRACING_V2", raising=False)
+    threads: list[str] = []
+    original = run_helpers._setup_run
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(run_helpers, "_setup_run", spy)
+    with _client(provider, tmp_path / "threads.sqlite") as c:
+        thread_id = c.post("/api/threads", json={}).json()["thread_id"]
+        assert any(
+            e == "values" for e, _ in _run(c, thread_id, [{"type": "human", "content": QUESTION}])
+        )
+    assert threads and not any(name.startswith(("gateway-step", "asyncio_")) for name in threads)
+    assert get_runtime_overrides().aio_to_thread is None  # the app's hook leaves with it

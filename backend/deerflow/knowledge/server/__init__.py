@@ -24,6 +24,7 @@ from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
 from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
 from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
+from deerflow.knowledge.server.serde import MessageCachingSerializer
 from deerflow.knowledge.tools import make_knowledge_tool
 
 __all__ = [
@@ -83,21 +84,26 @@ def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpoint
                     "a Postgres checkpoint needs the 'postgres' extra: "
                     "pip install 'deerflow-knowledge[postgres]'"
                 ) from None
-            async with AsyncPostgresSaver.from_conn_string(target) as saver:
+            async with AsyncPostgresSaver.from_conn_string(
+                target, serde=MessageCachingSerializer()
+            ) as saver:
                 await saver.setup()
                 yield saver
             return
+        import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         if target != ":memory:":
             Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(target) as saver:
-            await saver.setup()
+        # ``from_conn_string`` with a serializer: it takes none.
+        async with aiosqlite.connect(target) as conn:
+            sqlite_saver = AsyncSqliteSaver(conn, serde=MessageCachingSerializer())
+            await sqlite_saver.setup()
             # LangGraph's saver turns WAL on; NORMAL sync (SQLite's recommendation for WAL) keeps
             # every commit across a crash of the process and spares an fsync per checkpoint, which
             # was most of a run's time (a run writes a checkpoint per step).
-            await saver.conn.execute("PRAGMA synchronous=NORMAL")
-            yield saver
+            await conn.execute("PRAGMA synchronous=NORMAL")
+            yield sqlite_saver
 
     return opened()
 
