@@ -288,3 +288,42 @@ def test_untraced_agent_steps_stay_on_the_event_loop(
         )
     assert threads and not any(name.startswith(("gateway-step", "asyncio_")) for name in threads)
     assert get_runtime_overrides().aio_to_thread is None  # the app's hook leaves with it
+
+
+def test_a_new_checkpoint_file_has_large_pages_and_an_old_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from deerflow.knowledge.server import CHECKPOINT_PAGE_BYTES, open_checkpointer
+    from deerflow.knowledge.server.serde import MessageCachingSerializer
+
+    def page_size(path: Path) -> int:
+        with sqlite3.connect(path) as conn:
+            return int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+    async def open_and_put(path: Path) -> None:
+        async with open_checkpointer(str(path)) as saver:
+            assert isinstance(saver, AsyncSqliteSaver)
+            assert isinstance(saver.serde, MessageCachingSerializer)
+            config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            await saver.aput(config, _empty_checkpoint(), {}, {})
+            assert await saver.aget_tuple(config) is not None
+
+    new = tmp_path / "new.sqlite"
+    asyncio.run(open_and_put(new))
+    assert page_size(new) == CHECKPOINT_PAGE_BYTES
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as conn:
+        conn.execute("CREATE TABLE earlier (x)")
+    asyncio.run(open_and_put(old))
+    assert page_size(old) == 4096
+
+
+def _empty_checkpoint() -> Any:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    return empty_checkpoint()
