@@ -327,3 +327,24 @@ def _empty_checkpoint() -> Any:
     from langgraph.checkpoint.base import empty_checkpoint
 
     return empty_checkpoint()
+
+
+@pytest.mark.parametrize(
+    ("options", "steps"),
+    [
+        ({}, [3, 2, 1, 0, -1]),  # LangGraph Server's default, "async": a checkpoint per step
+        ({"durability": "sync"}, [3, 2, 1, 0, -1]),
+        ({"durability": "exit"}, [3]),  # one checkpoint, when the run ends
+        ({"checkpoint_during": False}, [3]),  # the older spelling of "exit"
+    ],
+)
+def test_durability_decides_which_steps_are_checkpointed(
+    client: TestClient, options: dict[str, Any], steps: list[int]
+) -> None:
+    thread_id = client.post("/api/threads", json={}).json()["thread_id"]
+    body = {"input": {"messages": [{"type": "human", "content": QUESTION}]}, **options}
+    answer = client.post(f"/api/threads/{thread_id}/runs/wait", json=body)
+    assert answer.status_code == 200
+    assert len(answer.json()["messages"]) == 4
+    history = client.post(f"/api/threads/{thread_id}/history", json={"limit": 100}).json()
+    assert [state["metadata"]["step"] for state in history] == steps
