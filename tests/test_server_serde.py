@@ -129,12 +129,19 @@ def test_each_message_is_encoded_and_decoded_once(monkeypatch: pytest.MonkeyPatc
     assert len([v for v in encoded if isinstance(v, BaseMessage)]) == len(history)
 
 
-def test_caches_keep_at_most_messages_kept() -> None:
-    cached = MessageCachingSerializer(messages_kept=3)
-    data = cached.dumps_typed(_history(4))
+def test_caches_keep_at_most_cached_bytes() -> None:
+    history = _history(4)
+    sizes = [len(JsonPlusSerializer().dumps_typed(m)[1]) for m in history]
+    limit = sum(sizes[-3:])  # exactly the last three messages' encoded forms
+    cached = MessageCachingSerializer(cached_bytes=limit)
+    data = cached.dumps_typed(history)
+    assert list(cached._encoded) == [m.id for m in history[-3:]]
     cached.loads_typed(data)
-    assert len(cached._encoded) == 3
     assert len(cached._decoded) == 3
+    assert sum(len(key) for key in cached._decoded) <= limit
+    one_less = MessageCachingSerializer(cached_bytes=limit - 1)
+    one_less.dumps_typed(history)
+    assert list(one_less._encoded) == [m.id for m in history[-2:]]
     assert cached.loads_typed(data) == JsonPlusSerializer().loads_typed(data)
 
 

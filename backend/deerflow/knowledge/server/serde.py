@@ -30,11 +30,11 @@ from langgraph.checkpoint.serde.jsonplus import (
     _option,
 )
 
-__all__ = ["MESSAGES_KEPT", "MessageCachingSerializer"]
+__all__ = ["CACHED_BYTES", "MessageCachingSerializer"]
 
-#: Messages whose encoded form (and, separately, whose decoded object) stay cached, least recently
-#: used dropped first: a few long threads' histories.
-MESSAGES_KEPT: Final = 4096
+#: Encoded bytes of the messages whose encoded form (and, separately, whose decoded object) stay
+#: cached, least recently used dropped first: the histories of the threads in use.
+CACHED_BYTES: Final = 32 * 1024 * 1024
 
 _Fields = tuple[type, dict[str, Any], dict[str, Any] | None]
 
@@ -56,13 +56,16 @@ def _unchanged(message: BaseMessage, fields: _Fields) -> bool:
 
 class MessageCachingSerializer(JsonPlusSerializer):
     """``JsonPlusSerializer`` (same options, same bytes) that encodes and decodes each message
-    once while it stays among the ``messages_kept`` most recently used."""
+    once while it stays among the most recently used (``cached_bytes`` of their encoded forms,
+    for each of the two caches)."""
 
-    def __init__(self, *, messages_kept: int = MESSAGES_KEPT, **options: Any) -> None:
+    def __init__(self, *, cached_bytes: int = CACHED_BYTES, **options: Any) -> None:
         super().__init__(**options)
-        self.messages_kept = messages_kept
-        self._encoded: OrderedDict[str, tuple[_Fields, ormsgpack.Ext]] = OrderedDict()
+        self.cached_bytes = cached_bytes
+        self._encoded: OrderedDict[str, tuple[_Fields, ormsgpack.Ext, int]] = OrderedDict()
+        self._encoded_bytes = 0
         self._decoded: OrderedDict[bytes, BaseMessage] = OrderedDict()
+        self._decoded_bytes = 0
         self._decode_ext: Callable[[int, bytes], Any] = self._unpack_ext_hook
         self._unpack_ext_hook = self._ext_hook
 
@@ -74,6 +77,7 @@ class MessageCachingSerializer(JsonPlusSerializer):
             return clone
         # Another allowlist decodes differently: the clone starts with caches of its own.
         clone._encoded, clone._decoded = OrderedDict(), OrderedDict()
+        clone._encoded_bytes = clone._decoded_bytes = 0
         clone._decode_ext = clone._unpack_ext_hook
         clone._unpack_ext_hook = clone._ext_hook
         return clone
@@ -95,7 +99,7 @@ class MessageCachingSerializer(JsonPlusSerializer):
             return hit[1]
         encoded = _msgpack_default(value)
         if isinstance(encoded, ormsgpack.Ext):
-            self._remember_encoded(value, encoded)
+            self._remember_encoded(value, encoded, len(ormsgpack.packb(encoded)))
         return encoded
 
     def _ext_hook(self, code: int, data: bytes) -> Any:
@@ -107,18 +111,22 @@ class MessageCachingSerializer(JsonPlusSerializer):
             if not isinstance(decoded, BaseMessage) or not decoded.id:
                 return decoded
             self._decoded[data] = hit = decoded
-            if len(self._decoded) > self.messages_kept:
-                self._decoded.popitem(last=False)
+            self._decoded_bytes += len(data)
+            while self._decoded_bytes > self.cached_bytes:
+                self._decoded_bytes -= len(self._decoded.popitem(last=False)[0])
         else:
             self._decoded.move_to_end(data)
         copy = hit.model_copy()
         # Saving the message again (the next checkpoint) reuses the bytes it came from.
-        self._remember_encoded(copy, ormsgpack.Ext(code, data))
+        self._remember_encoded(copy, ormsgpack.Ext(code, data), len(data))
         return copy
 
-    def _remember_encoded(self, message: BaseMessage, encoded: ormsgpack.Ext) -> None:
+    def _remember_encoded(self, message: BaseMessage, encoded: ormsgpack.Ext, size: int) -> None:
         assert message.id
-        self._encoded[message.id] = (_fields(message), encoded)
-        self._encoded.move_to_end(message.id)
-        if len(self._encoded) > self.messages_kept:
-            self._encoded.popitem(last=False)
+        previous = self._encoded.pop(message.id, None)
+        if previous is not None:
+            self._encoded_bytes -= previous[2]
+        self._encoded[message.id] = (_fields(message), encoded, size)
+        self._encoded_bytes += size
+        while self._encoded_bytes > self.cached_bytes:
+            self._encoded_bytes -= self._encoded.popitem(last=False)[1][2]
