@@ -26,7 +26,7 @@ from deerflow.knowledge.budget import (
     truncate_text,
 )
 from deerflow.knowledge.citations import relabel_citations
-from deerflow.knowledge.formatting import citation_link, format_result
+from deerflow.knowledge.formatting import OutputBudget, citation_link, format_result
 from deerflow.knowledge.native import (
     NativeSource,
     build_native_snapshot,
@@ -263,7 +263,7 @@ def _formatted(hits: int = 12) -> tuple[str, dict[str, Any]]:
             for i in range(hits)
         ),
     )
-    formatted = format_result(result, max_chars=20_000)
+    formatted = format_result(result, OutputBudget(max_chars=20_000))
     assert formatted.artifact is not None
     return formatted.content, formatted.artifact
 

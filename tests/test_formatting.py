@@ -12,6 +12,7 @@ from deerflow.knowledge.formatting import (
     ELLIPSIS,
     MIN_MAX_CHARS,
     NO_RESULTS,
+    OutputBudget,
     citation_link,
     format_result,
 )
@@ -73,7 +74,7 @@ def test_unattributed_hit_is_shown_without_handle_or_record() -> None:
 def test_excerpt_cut_on_code_points_with_ellipsis_outside() -> None:
     text = "🦌" * 30
     formatted = format_result(
-        _result(RetrievalHit(text=text, title="deer.md")), max_chars_per_hit=10
+        _result(RetrievalHit(text=text, title="deer.md")), OutputBudget(max_chars_per_hit=10)
     )
     (source,) = formatted.sources
     assert source.excerpt == "🦌" * 10
@@ -83,7 +84,7 @@ def test_excerpt_cut_on_code_points_with_ellipsis_outside() -> None:
 
 def test_whole_hit_omission_with_notice() -> None:
     hits = [RetrievalHit(text=f"{i} " + "deer " * 100, title=f"doc{i}.md") for i in range(10)]
-    formatted = format_result(_result(*hits), max_chars=1500, max_chars_per_hit=500)
+    formatted = format_result(_result(*hits), OutputBudget(1500, 500))
     assert len(formatted.content) <= 1500
     assert formatted.omitted == 10 - len(formatted.sources) > 0
     assert f"{formatted.omitted} more results were omitted" in formatted.content
@@ -118,12 +119,21 @@ def test_hostile_titles_parse_back_to_the_id(title: str) -> None:
     ("kwargs"), [{"max_chars": MIN_MAX_CHARS - 1}, {"max_chars_per_hit": 0}, {"max_hits": 101}]
 )
 def test_budget_bounds(kwargs: dict[str, int]) -> None:
+    budget = {key: value for key, value in kwargs.items() if key != "max_hits"}
     with pytest.raises(ValueError):
-        format_result(_result(RetrievalHit(text="x", title="t")), **kwargs)
+        format_result(
+            _result(RetrievalHit(text="x", title="t")),
+            OutputBudget(**budget),
+            max_hits=kwargs.get("max_hits", 100),
+        )
 
 
 def test_budget_at_the_limit() -> None:
-    format_result(_result(RetrievalHit(text="x", title="t")), max_chars=MIN_MAX_CHARS, max_hits=100)
+    format_result(
+        _result(RetrievalHit(text="x", title="t")),
+        OutputBudget(max_chars=MIN_MAX_CHARS),
+        max_hits=100,
+    )
 
 
 hit_strategy = st.builds(
@@ -140,7 +150,7 @@ hit_strategy = st.builds(
 def test_artifact_always_verifies_against_content(
     hits: list[RetrievalHit], max_chars: int, per_hit: int
 ) -> None:
-    formatted = format_result(_result(*hits), max_chars=max_chars, max_chars_per_hit=per_hit)
+    formatted = format_result(_result(*hits), OutputBudget(max_chars, per_hit))
     assert len(formatted.content) <= max_chars or formatted.content == NO_RESULTS
     result = read_envelope(formatted.content, formatted.artifact)
     assert result.sources == formatted.sources and result.rejected == ()

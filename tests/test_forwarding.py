@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, messages_to_dict
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphInterrupt
 
 from deerflow.knowledge import (
     KnowledgeCapabilities,
@@ -406,3 +409,32 @@ def test_forwarding_never_leaves_a_link_formed_by_relabeling() -> None:
     hk, hd = (f"#knowledge-source-{s.id}" for s in missing)
     content, _ = forward_cited_sources([kept], f"Claim [citation:[y]]({hk})({hd})")
     assert {c.source_id for c in find_citations(content) if c.kind == "shared"} <= {kept.id}
+
+
+class _FailingChild:
+    """A child graph whose stream fails after its first frame (sync and async alike)."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    def stream(self, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        yield {"messages": []}
+        raise self.exc
+
+    async def astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
+        yield {"messages": []}
+        raise self.exc
+
+
+async def test_the_sync_and_async_task_share_one_failure_rule() -> None:
+    for exc in (RuntimeError("secret-token-123"), ValueError("x")):
+        tool = make_task_tool(_FailingChild(exc))
+        expected = (f"Error: the subagent failed ({type(exc).__name__}).", None)
+        assert tool.func(prompt="go") == expected  # type: ignore[misc]
+        assert await tool.coroutine(prompt="go") == expected  # type: ignore[misc]
+    for propagated in (GraphInterrupt(), asyncio.CancelledError()):
+        tool = make_task_tool(_FailingChild(propagated))
+        with pytest.raises(type(propagated)):
+            tool.func(prompt="go")  # type: ignore[misc]
+        with pytest.raises(type(propagated)):
+            await tool.coroutine(prompt="go")  # type: ignore[misc]

@@ -18,7 +18,7 @@ from langgraph.types import Command
 
 from deerflow.knowledge import RetrievalHit, RetrievalResult, find_citations, read_envelope
 from deerflow.knowledge.budget import NATIVE_OMISSION_NOTICE
-from deerflow.knowledge.formatting import format_result
+from deerflow.knowledge.formatting import OutputBudget, format_result
 from deerflow.knowledge.middleware import BUDGET_METADATA_KEY, ToolOutputBudgetMiddleware
 from deerflow.knowledge.native import NativeSource, build_native_snapshot, native_entry
 from deerflow.knowledge.tools import make_knowledge_tool
@@ -42,7 +42,7 @@ MANY_HITS = tuple(
 
 def _formatted(hits: tuple[RetrievalHit, ...] = MANY_HITS) -> tuple[str, dict[str, Any]]:
     formatted = format_result(
-        RetrievalResult(provider="fake", query="q", hits=hits), max_chars=50_000
+        RetrievalResult(provider="fake", query="q", hits=hits), OutputBudget(max_chars=50_000)
     )
     assert formatted.artifact is not None
     return formatted.content, formatted.artifact

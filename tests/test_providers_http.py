@@ -1,4 +1,4 @@
-"""Unit tests of the shared HTTP plumbing: redaction, error details, bounded JSON replies.
+"""Unit tests of the shared upstream plumbing: redaction, error details, chunk walks, JSON replies.
 
 All traffic goes through ``httpx.MockTransport``; nothing here touches the network.
 """
@@ -9,8 +9,11 @@ import httpx
 import pytest
 
 from deerflow.knowledge.providers._http import NOT_JSON, error_detail, redact, send_json
+from deerflow.knowledge.providers._reply import chunk_contents
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.errors import UpstreamResponseError
+from deerflow.knowledge.providers.parse_lightrag import parse_query_data
+from deerflow.knowledge.providers.parse_ragflow import RAGFlowReply
 
 SERVICE = Service(name="Svc", provider="svc")
 
@@ -33,6 +36,30 @@ def test_error_detail_reads_known_shapes_and_bounds_them() -> None:
     assert error_detail(NOT_JSON, []) is None
     long = error_detail({"detail": "x" * 1000}, [])
     assert long is not None and len(long) == 300 and long.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("chunk", "what"),
+    [("text", "a chunk that is not an object"), ({"content": 1}, "a chunk without text content")],
+)
+def test_both_parsers_read_chunks_through_one_rule(chunk: object, what: str) -> None:
+    seen: list[str] = []
+
+    def shape_error(message: str) -> UpstreamResponseError:
+        seen.append(message)
+        return UpstreamResponseError(message, provider="svc", status_code=200)
+
+    good = {"content": "Deer eat acorns.", "id": "c1"}
+    walk = chunk_contents([good, chunk], shape_error)
+    assert next(walk) == (good, "Deer eat acorns.")  # a chunk is checked when the walk reaches it
+    with pytest.raises(UpstreamResponseError):
+        next(walk)
+    assert seen == [f"returned {what}"]
+    body = {"status": "success", "data": {"chunks": [good, chunk], "references": []}}
+    with pytest.raises(UpstreamResponseError, match=what):
+        parse_query_data(200, body, query="q", base_url="http://x")
+    with pytest.raises(UpstreamResponseError, match=what):
+        RAGFlowReply("http://x", ()).chunks({"chunks": [good, chunk]}, {})
 
 
 async def test_send_json_refuses_oversized_bodies() -> None:

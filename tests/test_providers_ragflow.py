@@ -22,7 +22,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deerflow.knowledge import read_envelope
-from deerflow.knowledge.contract import RetrievalProvider
+from deerflow.knowledge.contract import MIN_MAX_CHARS, OutputBudget, RetrievalProvider
 from deerflow.knowledge.native import UNKNOWN_DOCUMENT, format_native, read_native
 from deerflow.knowledge.providers._http import REDACTION_MARKER
 from deerflow.knowledge.providers.errors import (
@@ -869,7 +869,7 @@ def _chunks(
 
 
 def test_native_budget_cuts_excerpts_and_stops_when_nothing_fits() -> None:
-    out = format_native(_chunks(3), max_chars=300, max_chars_per_hit=20, call_id="f" * 32)
+    out = format_native(_chunks(3), OutputBudget(300, 20), call_id="f" * 32)
     assert out is not None
     content, artifact = out
     sources = artifact["knowledge_sources"]["sources"]
@@ -881,11 +881,13 @@ def test_native_budget_cuts_excerpts_and_stops_when_nothing_fits() -> None:
     read = read_native(content, artifact, tool_name="knowledge_search")
     assert len(read.sources) == len(sources) and read.rejected == ()
 
-    tight = format_native(_chunks(3), max_chars=120, max_chars_per_hit=800, call_id="f" * 32)
+    # The tool's smallest budget holds one entry; a header longer than the budget holds none.
+    tight = format_native(_chunks(3), OutputBudget(MIN_MAX_CHARS, 800), call_id="f" * 32)
     assert tight is not None
     content, artifact = tight
-    assert len(content) <= 120 and len(artifact["knowledge_sources"]["sources"]) == 1
-    assert format_native(_chunks(1), max_chars=40, max_chars_per_hit=800) is None
+    assert len(content) <= MIN_MAX_CHARS and len(artifact["knowledge_sources"]["sources"]) == 1
+    long_name = _chunks(1)[0].model_copy(update={"document_name": "x" * MIN_MAX_CHARS})
+    assert format_native([long_name], OutputBudget(MIN_MAX_CHARS, 800)) is None
 
 
 def test_native_caps_at_100_entries_and_cleans_names() -> None:
@@ -893,7 +895,7 @@ def test_native_caps_at_100_entries_and_cleans_names() -> None:
         c.model_copy(update={"dataset_name": "HR\nPolicies", "document_name": "x" * 600})
         for c in _chunks(120, "t")
     ]
-    out = format_native(chunks, max_chars=1_000_000, max_chars_per_hit=800, call_id="e" * 32)
+    out = format_native(chunks, OutputBudget(1_000_000, 800), call_id="e" * 32)
     assert out is not None
     content, artifact = out
     sources = artifact["knowledge_sources"]["sources"]
@@ -1029,8 +1031,10 @@ class HookProvider:
             chunks=(RAGFlowChunk(text="Deer eat acorns."),),
         )
 
-    def format_for_tool(self, result: Any, *, max_chars: int, max_chars_per_hit: int) -> Any:
-        self.calls.append({"max_chars": max_chars, "max_chars_per_hit": max_chars_per_hit})
+    def format_for_tool(self, result: Any, budget: OutputBudget) -> Any:
+        self.calls.append(
+            {"max_chars": budget.max_chars, "max_chars_per_hit": budget.max_chars_per_hit}
+        )
         if isinstance(self.outcome, Exception):
             raise self.outcome
         return self.outcome

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from deerflow.knowledge.text import (
     CONTROL_CHARACTERS,
     CONTROL_RE,
+    INVISIBLE_FORMAT_RANGES,
     WHITE_SPACE,
     controls_to_space,
     has_forbidden_title_character,
@@ -17,7 +20,11 @@ from deerflow.knowledge.text import (
     one_line,
     printable,
     replace_lone_surrogates,
+    visible_text,
 )
+
+SPOOF = "invoice_\u202efdp.exe.md"  # displays as "invoice_dm.exe.pdf"
+SHOWN = "invoice_<U+202E>fdp.exe.md"
 
 
 def test_the_classes_are_the_contracts() -> None:
@@ -44,3 +51,34 @@ def test_cleaners() -> None:
     assert printable("a\tb\nc\x1bd\ud800") == "a\tb\nc\ufffdd\ufffd"
     assert has_space_or_control("a b") and has_space_or_control("a\x7f")
     assert not has_space_or_control("http://x")
+
+
+# --------------------------------------------------------------------------- shown, never obeyed
+
+
+def _invisible(cp: int) -> bool:
+    return any(low <= cp <= high for low, high in INVISIBLE_FORMAT_RANGES)
+
+
+def test_the_spoof_is_spelled_out() -> None:
+    assert visible_text(SPOOF) == SHOWN
+
+
+def test_every_bidi_control_is_covered() -> None:
+    bidi = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
+    assert all(_invisible(cp) for cp in bidi)
+
+
+def test_the_ranges_are_format_characters_or_unassigned() -> None:
+    # Every shown code point is Cf (or unassigned in this Python's Unicode), none is a letter.
+    for low, high in INVISIBLE_FORMAT_RANGES:
+        for cp in range(low, high + 1):
+            assert unicodedata.category(chr(cp)) in ("Cf", "Cn"), hex(cp)
+
+
+@given(st.text())
+def test_each_invisible_character_and_nothing_else_is_spelled_out(text: str) -> None:
+    expected = "".join(f"<U+{ord(ch):04X}>" if _invisible(ord(ch)) else ch for ch in text)
+    shown = visible_text(text)
+    assert shown == expected
+    assert visible_text(shown) == shown

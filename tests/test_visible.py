@@ -1,53 +1,32 @@
-"""Bidi and invisible format characters in titles are shown, never obeyed (contracts §8)."""
+"""Bidi and invisible format characters in titles are shown, never obeyed (contracts §8), wherever
+a title is displayed; ``visible_text`` itself is tested with the other text rules (test_text.py),
+and ``deerflow.knowledge.visible`` is its documented import path."""
 
 from __future__ import annotations
 
 import json
-import unicodedata
 from pathlib import Path
 
-from hypothesis import given
-from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
+import deerflow.knowledge.text as text_rules
+import deerflow.knowledge.visible as visible_path
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations, read_envelope
 from deerflow.knowledge.cli import app
 from deerflow.knowledge.formatting import citation_link, escape_label
 from deerflow.knowledge.server.responder import ExtractiveResponder
-from deerflow.knowledge.visible import INVISIBLE_FORMAT_RANGES, visible_text
+from deerflow.knowledge.visible import visible_text
 
 SPOOF = "invoice_\u202efdp.exe.md"  # displays as "invoice_dm.exe.pdf"
 SHOWN = "invoice_<U+202E>fdp.exe.md"
 runner = CliRunner()
 
 
-def _invisible(cp: int) -> bool:
-    return any(low <= cp <= high for low, high in INVISIBLE_FORMAT_RANGES)
-
-
-def test_the_spoof_is_spelled_out() -> None:
+def test_the_documented_path_is_the_text_rule() -> None:
+    assert visible_path.visible_text is text_rules.visible_text
+    assert visible_path.INVISIBLE_FORMAT_RANGES is text_rules.INVISIBLE_FORMAT_RANGES
     assert visible_text(SPOOF) == SHOWN
-
-
-def test_every_bidi_control_is_covered() -> None:
-    bidi = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
-    assert all(_invisible(cp) for cp in bidi)
-
-
-def test_the_ranges_are_format_characters_or_unassigned() -> None:
-    # Every shown code point is Cf (or unassigned in this Python's Unicode), none is a letter.
-    for low, high in INVISIBLE_FORMAT_RANGES:
-        for cp in range(low, high + 1):
-            assert unicodedata.category(chr(cp)) in ("Cf", "Cn"), hex(cp)
-
-
-@given(st.text())
-def test_each_invisible_character_and_nothing_else_is_spelled_out(text: str) -> None:
-    expected = "".join(f"<U+{ord(ch):04X}>" if _invisible(ord(ch)) else ch for ch in text)
-    shown = visible_text(text)
-    assert shown == expected
-    assert visible_text(shown) == shown
 
 
 # --------------------------------------------------------------------------- where titles show

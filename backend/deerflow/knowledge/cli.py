@@ -68,8 +68,7 @@ from deerflow.knowledge.settings import (
     build_provider,
     load_settings,
 )
-from deerflow.knowledge.text import printable
-from deerflow.knowledge.visible import visible_text
+from deerflow.knowledge.text import printable, visible_text
 
 __all__ = [
     "CHECKPOINT_PROBE_SECONDS",

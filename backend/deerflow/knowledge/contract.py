@@ -1,4 +1,4 @@
-"""The shared evidence contract: record rules, bounds and the provider protocol.
+"""The shared evidence contract: record rules, bounds, the tool budget and the provider protocol.
 
 Everything here mirrors ``contracts/README.md`` §1 and DESIGN §3/§8. The field rules are plain
 functions so that the envelope reader can apply them without building a model per record, and the
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -25,17 +26,21 @@ from deerflow.knowledge.text import (
 
 __all__ = [
     "CONTROL_CHARACTERS",
+    "DEFAULT_MAX_CHARS",
+    "DEFAULT_MAX_CHARS_PER_HIT",
     "ENVELOPE_VERSION",
     "ID_HEX_CHARS",
     "ID_PATTERN",
     "KNOWN_OPERATIONS",
     "MAX_DATASET_NAME_CHARS",
     "MAX_EXCERPT_CHARS",
+    "MAX_MAX_CHARS",
     "MAX_PAGE",
     "MAX_PROVIDER_CHARS",
     "MAX_SOURCES",
     "MAX_TITLE_CHARS",
     "MAX_URL_CHARS",
+    "MIN_MAX_CHARS",
     "MIN_PAGE",
     "OPTIONAL_FIELDS",
     "PROVIDER_PATTERN",
@@ -47,6 +52,7 @@ __all__ = [
     "FormatsOwnOutput",
     "KnowledgeCapabilities",
     "KnowledgeSource",
+    "OutputBudget",
     "RetrievalHit",
     "RetrievalProvider",
     "RetrievalResult",
@@ -72,6 +78,12 @@ MAX_DATASET_NAME_CHARS: Final = 512
 MAX_URL_CHARS: Final = 2_048
 MIN_PAGE: Final = 1
 MAX_PAGE: Final = 1_000_000
+#: The tool budget's defaults and bounds (code points, ``OutputBudget``): a whole tool result, and
+#: each excerpt in it (at most ``MAX_EXCERPT_CHARS``, the record's own bound).
+DEFAULT_MAX_CHARS: Final = 8_000
+DEFAULT_MAX_CHARS_PER_HIT: Final = 800
+MIN_MAX_CHARS: Final = 200
+MAX_MAX_CHARS: Final = 1_000_000
 
 REQUIRED_FIELDS: Final = ("id", "provider", "title", "excerpt")
 OPTIONAL_FIELDS: Final = ("dataset_name", "url", "page")
@@ -308,14 +320,35 @@ class KnowledgeCapabilities(BaseModel):
         return {"operations": list(self.operations)}
 
 
+@dataclass(frozen=True, slots=True)
+class OutputBudget:
+    """How much one tool result may show, checked once when it is made (like ``httpx.Timeout``).
+
+    ``max_chars`` bounds the whole content (code points), ``max_chars_per_hit`` each excerpt. The
+    one value travels from the tool through a provider's ``format_for_tool`` to the writers
+    (``format_result``, ``format_native``), so no layer re-checks a pair of loose integers.
+    Raises ``ValueError`` (the caller's fault) for a value outside the supported bounds, so a
+    tool with an impossible budget fails when it is built, not on its first call.
+    """
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT
+
+    def __post_init__(self) -> None:
+        if not MIN_MAX_CHARS <= self.max_chars <= MAX_MAX_CHARS:
+            raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
+        if not 1 <= self.max_chars_per_hit <= MAX_EXCERPT_CHARS:
+            raise ValueError(f"max_chars_per_hit must be between 1 and {MAX_EXCERPT_CHARS}")
+
+
 @runtime_checkable
 class FormatsOwnOutput(Protocol):
     """Optional provider hook: keep an established output of its own (RAGFlow: DeerFlow's native
-    snapshots). ``format_for_tool`` returns ``(content, artifact)``, or None to select the shared
-    envelope; the tool checks the budget before calling it."""
+    snapshots). ``format_for_tool`` returns ``(content, artifact)`` within ``budget``, or None to
+    select the shared envelope; the budget was checked when it was made."""
 
     def format_for_tool(
-        self, result: RetrievalResult, *, max_chars: int, max_chars_per_hit: int
+        self, result: RetrievalResult, budget: OutputBudget
     ) -> tuple[str, dict[str, Any]] | None: ...
 
 

@@ -15,10 +15,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from deerflow.knowledge.contract import (
-    MAX_EXCERPT_CHARS,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_CHARS_PER_HIT,
+    MAX_MAX_CHARS,
     MAX_SOURCES,
     MAX_TITLE_CHARS,
+    MIN_MAX_CHARS,
     KnowledgeSource,
+    OutputBudget,
     RetrievalHit,
     RetrievalResult,
     is_valid_dataset_name,
@@ -28,8 +32,7 @@ from deerflow.knowledge.contract import (
 )
 from deerflow.knowledge.envelope import build_envelope, handle_for
 from deerflow.knowledge.fitting import WholeEntries
-from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates
-from deerflow.knowledge.visible import visible_text
+from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates, visible_text
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -46,11 +49,9 @@ __all__ = [
     "format_result",
 ]
 
-DEFAULT_MAX_CHARS: Final = 8_000
-DEFAULT_MAX_CHARS_PER_HIT: Final = 800
+# The budget's constants and ``OutputBudget`` itself live in ``contract`` (the provider hook
+# takes the value); they are re-exported here, next to the writer they bound.
 DEFAULT_MAX_HITS: Final = MAX_SOURCES
-MIN_MAX_CHARS: Final = 200
-MAX_MAX_CHARS: Final = 1_000_000
 NO_RESULTS: Final = "No relevant content found."
 ELLIPSIS: Final = "…"
 
@@ -116,34 +117,14 @@ def _notice(omitted: int) -> str:
     return f"\n\n[{omitted} more {noun} omitted to stay within the output budget.]"
 
 
-@dataclass(frozen=True, slots=True)
-class OutputBudget:
-    """How much one tool result may show, checked once when it is made (like ``httpx.Timeout``).
-
-    ``max_chars`` bounds the whole content (code points), ``max_chars_per_hit`` each excerpt.
-    Raises ``ValueError`` (the caller's fault) for a value outside the supported bounds, so a
-    tool with an impossible budget fails when it is built, not on its first call.
-    """
-
-    max_chars: int = DEFAULT_MAX_CHARS
-    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT
-
-    def __post_init__(self) -> None:
-        if not MIN_MAX_CHARS <= self.max_chars <= MAX_MAX_CHARS:
-            raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
-        if not 1 <= self.max_chars_per_hit <= MAX_EXCERPT_CHARS:
-            raise ValueError(f"max_chars_per_hit must be between 1 and {MAX_EXCERPT_CHARS}")
-
-
 def format_result(
     result: RetrievalResult,
+    budget: OutputBudget = OutputBudget(),
     *,
-    max_chars: int = DEFAULT_MAX_CHARS,
-    max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT,
     max_hits: int = DEFAULT_MAX_HITS,
 ) -> FormattedResult:
-    """Content plus evidence artifact for ``result``; content length is at most ``max_chars``."""
-    OutputBudget(max_chars, max_chars_per_hit)  # raises ValueError outside the bounds
+    """Content plus evidence artifact for ``result``; content length is at most
+    ``budget.max_chars``, each excerpt at most ``budget.max_chars_per_hit``."""
     if not 1 <= max_hits <= MAX_SOURCES:
         raise ValueError(f"max_hits must be between 1 and {MAX_SOURCES}")
     hits = [hit for hit in result.hits if _clean(hit.text).strip()]
@@ -152,16 +133,15 @@ def format_result(
 
     header = f"Knowledge search results from {result.provider}. Cite a source by copying its citation link exactly."
     # Reserve room for the largest notice this call could need, so adding it never overflows.
-    budget = max_chars - len(_notice(len(hits)))
-    content = header
-    room = WholeEntries(budget, used=len(header))  # entries carry their own separator
+    room = WholeEntries(budget.max_chars - len(_notice(len(hits))), used=len(header))
+    content = header  # entries carry their own separator
     sources: list[KnowledgeSource] = []
     seen: set[str] = set()
     shown = 0
     omitted = max(0, len(hits) - max_hits)
     for hit in hits[:max_hits]:
         text = _clean(hit.text).strip()
-        excerpt = text[:max_chars_per_hit].rstrip()
+        excerpt = text[: budget.max_chars_per_hit].rstrip()
         tail = ELLIPSIS if len(excerpt) < len(text) else ""
         title = _title(hit)
         source = None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from types import TracebackType
 from typing import Any, Final
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -303,43 +304,33 @@ def make_task_tool(
         config["configurable"] = configurable
         return config  # type: ignore[return-value]
 
-    def finish(accumulator: SourceAccumulator, last: Sequence[Any] | None) -> tuple[str, Any]:
-        report = final_report(last)
+    def finish(run: _ChildRun) -> tuple[str, Any]:
+        if run.failure is not None:
+            return run.failure, None
+        report = final_report(run.last)
         if report is None:
             return _NO_REPORT, None
         return forward_cited_sources(
-            accumulator.sources, report, max_appendix_chars=max_appendix_chars, limit=limit
+            run.accumulator.sources, report, max_appendix_chars=max_appendix_chars, limit=limit
         )
 
     def task(prompt: str) -> tuple[str, Any]:
-        accumulator = SourceAccumulator(limit)
-        last: Sequence[Any] | None = None
-        try:
+        run = _ChildRun(limit)
+        with run:
             for frame in child_graph.stream(
                 _child_input(prompt), run_config(), stream_mode="values"
             ):
-                last = _frame_messages(frame)
-                accumulator.feed(last)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            return _failure(exc), None
-        return finish(accumulator, last)
+                run.feed(frame)
+        return finish(run)
 
     async def atask(prompt: str) -> tuple[str, Any]:
-        accumulator = SourceAccumulator(limit)
-        last: Sequence[Any] | None = None
-        try:
+        run = _ChildRun(limit)
+        with run:
             async for frame in child_graph.astream(
                 _child_input(prompt), run_config(), stream_mode="values"
             ):
-                last = _frame_messages(frame)
-                accumulator.feed(last)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            return _failure(exc), None
-        return finish(accumulator, last)
+                run.feed(frame)
+        return finish(run)
 
     return StructuredTool.from_function(
         func=task,
@@ -349,6 +340,35 @@ def make_task_tool(
         args_schema=TaskInput,
         response_format="content_and_artifact",
     )
+
+
+class _ChildRun:
+    """One ``task`` call: the evidence its child's frames showed, and whether the child failed.
+
+    ``with run:`` wraps the child's stream, so the sync and the async tool share one failure rule:
+    a LangGraph interrupt (``GraphBubbleUp``) and anything that is not an ``Exception`` (a
+    cancellation) propagate; any other exception ends the call as ``Error: …``, its type only.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.accumulator = SourceAccumulator(limit)
+        self.last: Sequence[Any] | None = None
+        self.failure: str | None = None
+
+    def feed(self, frame: object) -> None:
+        self.last = _frame_messages(frame)
+        self.accumulator.feed(self.last)
+
+    def __enter__(self) -> _ChildRun:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        if not isinstance(exc, Exception) or isinstance(exc, GraphBubbleUp):
+            return False
+        self.failure = _failure(exc)
+        return True
 
 
 def _child_input(prompt: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
-from deerflow.knowledge.contract import is_valid_page
+from deerflow.knowledge.contract import OutputBudget, is_valid_page
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
 from deerflow.knowledge.handles import NATIVE_HANDLE_PREFIX, NATIVE_ID_PATTERN
 from deerflow.knowledge.handles import NATIVE_LINK_PATTERN as _LINK_RE
@@ -201,23 +201,22 @@ class NativeEvidence(Protocol):
 
 def format_native(
     chunks: Sequence[NativeEvidence],
+    budget: OutputBudget = OutputBudget(),
     *,
-    max_chars: int,
-    max_chars_per_hit: int,
     call_id: str | None = None,
 ) -> tuple[str, dict[str, Any]] | None:
     """DeerFlow's native content and ``knowledge_sources`` snapshot for ``chunks``, or None.
 
     Entries ``[citation:N](#knowledge-<call>-<N>) dataset / document`` + newline + excerpt, joined
-    by a blank line; at most 100. Per entry the excerpt may use ``min(max_chars_per_hit,
-    remaining - header - separators)`` characters; a longer text is cut (right-stripped, ``…``
-    appended outside the record's ``text``) and marked ``truncated``; when nothing fits, the
-    remaining chunks are not shown. None when a chunk lacks locators or nothing fits.
+    by a blank line; at most 100, within ``budget.max_chars``. Per entry the excerpt may use
+    ``min(budget.max_chars_per_hit, remaining - header - separators)`` characters; a longer text
+    is cut (right-stripped, ``…`` appended outside the record's ``text``) and marked
+    ``truncated``; when nothing fits, the remaining chunks are not shown. None when a chunk lacks locators or nothing fits.
     """
     if not chunks or not all(chunk.has_locators for chunk in chunks):
         return None
     call = call_id if call_id is not None else uuid.uuid4().hex
-    remaining = max_chars
+    remaining = budget.max_chars
     entries: list[str] = []
     sources: list[NativeSource] = []
     for chunk in chunks[:MAX_NATIVE_SOURCES]:
@@ -227,7 +226,7 @@ def format_native(
         document = _native_name(chunk.document_name or UNKNOWN_DOCUMENT)
         header = f"{native_link(source_id, ordinal)} {dataset} / {document}\n"
         separator = 2 if entries else 0
-        allowance = min(max_chars_per_hit, remaining - len(header) - separator)
+        allowance = min(budget.max_chars_per_hit, remaining - len(header) - separator)
         if allowance < 1:
             break
         text, ellipsis = chunk.text, ""

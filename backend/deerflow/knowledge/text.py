@@ -1,11 +1,21 @@
-"""The contract's text rules, defined once: controls, lone surrogates, blank, one-line display.
+"""The contract's text rules, defined once: controls, lone surrogates, blank, invisible format
+characters, one-line display.
 
 DESIGN §2 counts Unicode code points and names three character classes every module checks or
 cleans: the C0/C1 controls and DEL, lone surrogates (Python strings hold a surrogate only
 unpaired) and Unicode ``White_Space``. Readers *check* them (a title with a control character is
 invalid); writers and displays *clean* them (a control run becomes one space, a lone surrogate
 U+FFFD). Both go through the patterns here, so a checker and a cleaner can never disagree about
-what a control character is. ``frontend/src/text.ts`` is the TypeScript twin. Pure.
+what a control character is.
+
+A fourth class is only ever *shown* (contracts §8): a real file may be called
+``invoice_\u202efdp.exe.md``, which the RIGHT-TO-LEFT OVERRIDE displays as ``invoice_dm.exe.pdf``.
+The contract keeps titles exactly as the provider gave them (refusing them would make such a
+document uncitable, rewriting them would change what the record says), so every *display* of a
+title, dataset name or citation label runs through :func:`visible_text`, which spells each bidi
+control and invisible format character as ``<U+XXXX>``.
+
+``frontend/src/text.ts`` and ``visible.ts`` are the TypeScript twins. Pure.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ __all__ = [
     "CONTROL_CHARACTERS",
     "CONTROL_RE",
     "ELLIPSIS",
+    "INVISIBLE_FORMAT_RANGES",
     "LONE_SURROGATE_RE",
     "REPLACEMENT_CHARACTER",
     "WHITE_SPACE",
@@ -28,6 +39,7 @@ __all__ = [
     "one_line",
     "printable",
     "replace_lone_surrogates",
+    "visible_text",
 ]
 
 #: Unicode ``White_Space``: a string made only of these is blank.
@@ -52,6 +64,35 @@ _CONTROL_OR_SURROGATE_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _TERMINAL_UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _NOT_WHITE_SPACE_RE = re.compile(
     r"[^\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+
+#: Code points shown as ``<U+XXXX>``: the bidi embeddings, overrides, isolates and marks, and the
+#: format characters that render as nothing (zero-width space, word joiner and invisible
+#: operators, BOM, interlinear annotation, shorthand and musical format controls, tag characters).
+#: Left alone: ZWNJ/ZWJ (U+200C/U+200D, which shape Indic, Arabic and emoji text), the soft hyphen,
+#: and script-specific format characters that render visibly in their scripts.
+INVISIBLE_FORMAT_RANGES: Final = (
+    (0x061C, 0x061C),
+    (0x180E, 0x180E),
+    (0x200B, 0x200B),
+    (0x200E, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
+_INVISIBLE_RE = re.compile(
+    "["
+    + "".join(
+        re.escape(chr(low)) + ("" if low == high else "-" + re.escape(chr(high)))
+        for low, high in INVISIBLE_FORMAT_RANGES
+    )
+    + "]"
 )
 
 
@@ -96,3 +137,8 @@ def printable(text: str) -> str:
     """``text`` safe for a terminal: controls other than tab and newline, and lone surrogates,
     become U+FFFD."""
     return _TERMINAL_UNSAFE_RE.sub(REPLACEMENT_CHARACTER, text)
+
+
+def visible_text(text: str) -> str:
+    """``text`` with each invisible format character written as ``<U+XXXX>`` (for display only)."""
+    return _INVISIBLE_RE.sub(lambda match: f"<U+{ord(match.group()):04X}>", text)

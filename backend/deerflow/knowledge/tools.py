@@ -13,13 +13,15 @@ from typing import Any, Final
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, Field
 
-from deerflow.knowledge.contract import DescribesTool, FormatsOwnOutput, RetrievalProvider
-from deerflow.knowledge.formatting import (
+from deerflow.knowledge.contract import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_CHARS_PER_HIT,
+    DescribesTool,
+    FormatsOwnOutput,
     OutputBudget,
-    format_result,
+    RetrievalProvider,
 )
+from deerflow.knowledge.formatting import format_result
 from deerflow.knowledge.providers.errors import ProviderError
 
 __all__ = [
@@ -80,18 +82,14 @@ async def _search(
         return f"Error: the knowledge search failed unexpectedly ({type(exc).__name__}).", None
     if isinstance(provider, FormatsOwnOutput):
         try:
-            own = provider.format_for_tool(
-                result, max_chars=budget.max_chars, max_chars_per_hit=budget.max_chars_per_hit
-            )
+            own = provider.format_for_tool(result, budget)
         except Exception as exc:  # same rule as search: report the type only
             _log.warning("knowledge search formatting failed: %s", type(exc).__name__)
             return f"Error: the knowledge search failed unexpectedly ({type(exc).__name__}).", None
         if own is not None:
             content, artifact = own
             return content, artifact
-    formatted = format_result(
-        result, max_chars=budget.max_chars, max_chars_per_hit=budget.max_chars_per_hit
-    )
+    formatted = format_result(result, budget)
     return formatted.content, formatted.artifact
 
 
@@ -125,7 +123,10 @@ def make_knowledge_tool(
     max_chars: int = DEFAULT_MAX_CHARS,
     max_chars_per_hit: int = DEFAULT_MAX_CHARS_PER_HIT,
 ) -> StructuredTool:
-    """An async ``StructuredTool`` with ``response_format="content_and_artifact"``."""
+    """An async ``StructuredTool`` with ``response_format="content_and_artifact"``.
+
+    ``max_chars`` / ``max_chars_per_hit`` become one ``OutputBudget`` here, checked now; every
+    call hands that value whole to the provider's ``format_for_tool`` or ``format_result``."""
     budget = OutputBudget(max_chars, max_chars_per_hit)  # fail at build time
 
     async def knowledge_search(query: str) -> tuple[str, dict[str, Any] | None]:

@@ -7,7 +7,7 @@ client (:mod:`deerflow.knowledge.providers._http`) builds the reply. Nothing her
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -18,6 +18,7 @@ __all__ = [
     "NOT_JSON",
     "REDACTION_MARKER",
     "JSONReply",
+    "chunk_contents",
     "error_detail",
     "redact",
 ]
@@ -78,6 +79,27 @@ def error_detail(body: object, secrets: Iterable[str | None]) -> str | None:
             text = text.removeprefix("Value error, ")
             return one_line(redact(text, secrets), MAX_DETAIL_CHARS)
     return None
+
+
+# --------------------------------------------------------------------------- chunks
+
+
+def chunk_contents(
+    chunks: list[object], shape_error: Callable[[str], Exception]
+) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """Each chunk object of an upstream's ``chunks`` list with its ``content`` text, in order.
+
+    Both upstreams (LightRAG, RAGFlow) send chunks as objects with a string ``content``; anything
+    else raises ``shape_error(what)`` when the walk reaches it, so a chunk's other fields are read
+    (and their errors raised) in the same order as before it.
+    """
+    for chunk in chunks:
+        if not isinstance(chunk, Mapping):
+            raise shape_error("returned a chunk that is not an object")
+        content = chunk.get("content")
+        if not isinstance(content, str):
+            raise shape_error("returned a chunk without text content")
+        yield chunk, content
 
 
 # --------------------------------------------------------------------------- transport

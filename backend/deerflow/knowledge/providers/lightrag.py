@@ -101,13 +101,9 @@ class LightRAGProvider(ClientLifecycle):
 
     # ------------------------------------------------------------------ protocol surface
 
-    @property
-    def name(self) -> str:
-        return PROVIDER_NAME
-
-    @property
-    def capabilities(self) -> KnowledgeCapabilities:
-        return KnowledgeCapabilities()
+    #: Constant for every instance (the protocol's read-only ``name`` and ``capabilities``).
+    name: Final = PROVIDER_NAME
+    capabilities: Final = KnowledgeCapabilities()
 
     @property
     def base_url(self) -> str:

@@ -31,7 +31,7 @@ from deerflow.knowledge.contract import (
     is_blank,
     is_valid_title,
 )
-from deerflow.knowledge.providers._reply import NOT_JSON, error_detail, redact
+from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
 from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
     UpstreamError,
@@ -130,12 +130,7 @@ class _Reply:
 
         secrets = self._secrets
         hits: list[RetrievalHit] = []
-        for chunk in chunks:
-            if not isinstance(chunk, Mapping):
-                raise self._shape_error("returned a chunk that is not an object")
-            content = chunk.get("content")
-            if not isinstance(content, str):
-                raise self._shape_error("returned a chunk without text content")
+        for chunk, content in chunk_contents(chunks, self._shape_error):
             if is_blank(content):
                 continue
             path = chunk.get("file_path")

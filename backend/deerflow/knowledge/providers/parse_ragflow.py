@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from deerflow.knowledge.contract import RetrievalHit, RetrievalResult, is_blank
 from deerflow.knowledge.native import MAX_NATIVE_LOCATOR_CHARS
-from deerflow.knowledge.providers._reply import NOT_JSON, error_detail, redact
+from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
 from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
     UpstreamError,
@@ -289,12 +289,7 @@ class RAGFlowReply:
         secrets = self._secrets
         hits: list[tuple[RetrievalHit, RAGFlowChunk]] = []
         outside = 0
-        for raw in chunks:
-            if not isinstance(raw, Mapping):
-                raise self.shape_error("returned a chunk that is not an object")
-            content = raw.get("content")
-            if not isinstance(content, str):
-                raise self.shape_error("returned a chunk without text content")
+        for raw, content in chunk_contents(chunks, self.shape_error):
             text = _normalize_text(redact(content, secrets))
             if not text:
                 continue

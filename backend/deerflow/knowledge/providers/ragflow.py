@@ -38,7 +38,12 @@ from typing import Any, Final, TypeVar
 
 import httpx
 
-from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalHit, RetrievalResult
+from deerflow.knowledge.contract import (
+    KnowledgeCapabilities,
+    OutputBudget,
+    RetrievalHit,
+    RetrievalResult,
+)
 from deerflow.knowledge.native import MAX_NATIVE_LOCATOR_CHARS, format_native
 from deerflow.knowledge.providers._client import ClientLifecycle
 from deerflow.knowledge.providers._http import JSONReply, redact, send_json
@@ -163,17 +168,11 @@ class RAGFlowProvider(ClientLifecycle):
 
     # ------------------------------------------------------------------ protocol surface
 
-    @property
-    def name(self) -> str:
-        return PROVIDER_NAME
-
-    @property
-    def capabilities(self) -> KnowledgeCapabilities:
-        return KnowledgeCapabilities()
-
-    @property
-    def tool_description(self) -> str:
-        return RAGFLOW_TOOL_DESCRIPTION
+    #: Constant for every instance (the protocol's read-only ``name`` and ``capabilities``, and
+    #: the ``DescribesTool`` hook).
+    name: Final = PROVIDER_NAME
+    capabilities: Final = KnowledgeCapabilities()
+    tool_description: Final = RAGFLOW_TOOL_DESCRIPTION
 
     @property
     def base_url(self) -> str:
@@ -215,15 +214,13 @@ class RAGFlowProvider(ClientLifecycle):
         return result
 
     def format_for_tool(
-        self, result: RetrievalResult, *, max_chars: int, max_chars_per_hit: int
+        self, result: RetrievalResult, budget: OutputBudget
     ) -> tuple[str, dict[str, Any]] | None:
-        """DeerFlow's native ``(content, artifact)`` when every displayed chunk has complete
-        locators; None otherwise (the tool then formats the shared envelope)."""
+        """DeerFlow's native ``(content, artifact)`` within ``budget`` when every displayed chunk
+        has complete locators; None otherwise (the tool then formats the shared envelope)."""
         if not isinstance(result, RAGFlowResult):
             return None
-        return format_native(
-            result.chunks, max_chars=max_chars, max_chars_per_hit=max_chars_per_hit
-        )
+        return format_native(result.chunks, budget)
 
     # ------------------------------------------------------------------ scope
 
