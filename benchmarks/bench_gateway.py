@@ -7,6 +7,9 @@ baseline of the first ratio is one ``asyncio.run(run_knowledge_search(...))`` on
 and question in this process — the search a run makes, called the way a script calls it. All are
 timed in one run, interleaved, fastest of each (the least noisy estimate on a shared machine);
 ratios last (targets: run/search <= 5, long/fresh thread <= 1.3). Only the ratios mean anything.
+To show where a run's time goes, the same agent graph (same responder, a SQLite saver, the same
+stream modes) is also run in this process, on a fresh thread and on one with 30 earlier runs: the
+difference to the streamed run is the gateway's own share (HTTP, SSE, thread and run records).
 ``BENCH_STREAM_MODES`` (comma-separated) overrides the stream modes, e.g. to measure an older
 gateway that named them differently.
 """
@@ -14,6 +17,7 @@ gateway that named them differently.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -27,6 +31,8 @@ from contextlib import closing
 from pathlib import Path
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
+from deerflow.knowledge.server import build_agent, open_checkpointer
+from deerflow.knowledge.server.responder import ExtractiveResponder
 from deerflow.knowledge.tools import run_knowledge_search
 
 QUESTION = "How does a reader verify the evidence of a citation?"
@@ -93,12 +99,43 @@ class Gateway:
         start = time.perf_counter()
         raw = _post(f"{self.base}/threads/{thread_id}/runs/stream", body)
         elapsed = time.perf_counter() - start
-        assert b"event: error" not in raw and b"event: values" in raw
+        assert b"event: error" not in raw and (
+            b"event: values" in raw or "values" not in body["stream_mode"]
+        )
         return elapsed
 
     def stop(self) -> None:
         os.killpg(self.process.pid, signal.SIGTERM)
         self.process.wait(timeout=30)
+
+
+class InProcessAgent:
+    """The gateway's agent graph run in this process, as the gateway runs it minus the gateway."""
+
+    def __init__(self, provider: LocalProvider, work: Path) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._stack = contextlib.AsyncExitStack()
+        saver = self.loop.run_until_complete(
+            self._stack.enter_async_context(open_checkpointer(str(work / "graph.sqlite")))
+        )
+        self.graph = build_agent(provider, ExtractiveResponder(), saver)
+
+    def run(self, thread_id: str) -> float:
+        async def run() -> None:
+            async for _ in self.graph.astream(
+                {"messages": [{"type": "human", "content": QUESTION}]},
+                {"configurable": {"thread_id": thread_id}},
+                stream_mode=["messages", "updates", "values"],  # what the gateway asks for
+            ):
+                pass
+
+        start = time.perf_counter()
+        self.loop.run_until_complete(run())
+        return time.perf_counter() - start
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self._stack.aclose())
+        self.loop.close()
 
 
 def main() -> None:
@@ -116,25 +153,34 @@ def main() -> None:
             return elapsed
 
         gateway = Gateway(index, work)
+        agent = InProcessAgent(provider, work)
         try:
             long_thread = gateway.thread()
             for _ in range(EARLIER_RUNS):
                 gateway.run(long_thread)
+                agent.run("long")
             gateway.run(gateway.thread())  # warm up
-            searches, runs, fresh, long = [], [], [], []
-            for _ in range(ROUNDS):
+            searches, runs, fresh, long, graph_fresh, graph_long = [], [], [], [], [], []
+            for round_ in range(ROUNDS):
                 searches.append(search())
                 runs.append(gateway.run(gateway.thread()))
                 fresh.append(gateway.run(gateway.thread()))
                 long.append(gateway.run(long_thread))
+                graph_fresh.append(agent.run(f"fresh-{round_}"))
+                graph_long.append(agent.run("long"))
         finally:
             gateway.stop()
+            agent.close()
     # The fastest of each: on a shared machine the least noisy estimate of the work itself.
     base, run = min(searches), min(runs)
     fresh_m, long_m = min(fresh), min(long)
+    graph, graph_long_m = min(graph_fresh), min(graph_long)
     print(f"knowledge_search in-process:                 {base * 1e3:.1f} ms")
+    print(f"agent graph in-process (fresh thread):       {graph * 1e3:.1f} ms")
+    print(f"agent graph, thread with {EARLIER_RUNS}+ earlier runs:  {graph_long_m * 1e3:.1f} ms")
     print(f"streamed run (fresh thread):                 {run * 1e3:.1f} ms")
     print(f"streamed run, thread with {EARLIER_RUNS}+ earlier runs: {long_m * 1e3:.1f} ms")
+    print(f"gateway's own share of a run (fresh thread): {(run - graph) * 1e3:.1f} ms")
     print(f"thread with {EARLIER_RUNS}+ earlier runs / fresh thread ratio: {long_m / fresh_m:.2f}")
     print(f"streamed run / in-process knowledge_search ratio: {run / base:.2f}")
 

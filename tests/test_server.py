@@ -259,3 +259,92 @@ def test_page_never_shadows_the_api(provider: LocalProvider, tmp_path: Path) -> 
         assert app.get("/api/threads").json()["detail"].startswith("no API operation")
         assert app.get("/api/ok").json() == {"ok": True}
         assert app.post("/api/threads/search", json={}).status_code == 200
+
+
+def test_untraced_agent_steps_stay_on_the_event_loop(
+    provider: LocalProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LangSmith's ``traceable`` (around every model and tool call of the agent) sets each call up
+    # in a worker thread, traced or not; untraced, the gateway keeps that on the loop.
+    import threading
+
+    from langsmith import run_helpers
+    from langsmith._runtime_overrides import get_runtime_overrides
+
+    monkeypatch.delenv("LANGSMITH_TRACING", raising=False)
+    monkeypatch.delenv("LANGCHAIN_TRACING_V2", raising=False)
+    threads: list[str] = []
+    original = run_helpers._setup_run
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(run_helpers, "_setup_run", spy)
+    with _client(provider, tmp_path / "threads.sqlite") as c:
+        thread_id = c.post("/api/threads", json={}).json()["thread_id"]
+        assert any(
+            e == "values" for e, _ in _run(c, thread_id, [{"type": "human", "content": QUESTION}])
+        )
+    assert threads and not any(name.startswith(("gateway-step", "asyncio_")) for name in threads)
+    assert get_runtime_overrides().aio_to_thread is None  # the app's hook leaves with it
+
+
+def test_a_new_checkpoint_file_has_large_pages_and_an_old_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from deerflow.knowledge.server import CHECKPOINT_PAGE_BYTES, open_checkpointer
+    from deerflow.knowledge.server.serde import MessageCachingSerializer
+
+    def page_size(path: Path) -> int:
+        with sqlite3.connect(path) as conn:
+            return int(conn.execute("PRAGMA page_size").fetchone()[0])
+
+    async def open_and_put(path: Path) -> None:
+        async with open_checkpointer(str(path)) as saver:
+            assert isinstance(saver, AsyncSqliteSaver)
+            assert isinstance(saver.serde, MessageCachingSerializer)
+            config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            await saver.aput(config, _empty_checkpoint(), {}, {})
+            assert await saver.aget_tuple(config) is not None
+
+    new = tmp_path / "new.sqlite"
+    asyncio.run(open_and_put(new))
+    assert page_size(new) == CHECKPOINT_PAGE_BYTES
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as conn:
+        conn.execute("CREATE TABLE earlier (x)")
+    asyncio.run(open_and_put(old))
+    assert page_size(old) == 4096
+
+
+def _empty_checkpoint() -> Any:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    return empty_checkpoint()
+
+
+@pytest.mark.parametrize(
+    ("options", "steps"),
+    [
+        ({}, [3, 2, 1, 0, -1]),  # LangGraph Server's default, "async": a checkpoint per step
+        ({"durability": "sync"}, [3, 2, 1, 0, -1]),
+        ({"durability": "exit"}, [3]),  # one checkpoint, when the run ends
+        ({"checkpoint_during": False}, [3]),  # the older spelling of "exit"
+    ],
+)
+def test_durability_decides_which_steps_are_checkpointed(
+    client: TestClient, options: dict[str, Any], steps: list[int]
+) -> None:
+    thread_id = client.post("/api/threads", json={}).json()["thread_id"]
+    body = {"input": {"messages": [{"type": "human", "content": QUESTION}]}, **options}
+    answer = client.post(f"/api/threads/{thread_id}/runs/wait", json=body)
+    assert answer.status_code == 200
+    assert len(answer.json()["messages"]) == 4
+    history = client.post(f"/api/threads/{thread_id}/history", json={"limit": 100}).json()
+    assert [state["metadata"]["step"] for state in history] == steps

@@ -25,9 +25,11 @@ from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_
 from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
 from deerflow.knowledge.server.pgruns import open_pg_runs
 from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
+from deerflow.knowledge.server.serde import MessageCachingSerializer
 from deerflow.knowledge.tools import make_knowledge_tool
 
 __all__ = [
+    "CHECKPOINT_PAGE_BYTES",
     "DEFAULT_TOOL_OUTPUT_CHARS",
     "MISSING_PAGE_HINT",
     "SYSTEM_PROMPT",
@@ -42,6 +44,8 @@ __all__ = [
 ]
 
 DEFAULT_TOOL_OUTPUT_CHARS: Final = 12_000
+#: The page size of a new SQLite checkpoint file (SQLite's largest but one).
+CHECKPOINT_PAGE_BYTES: Final = 32_768
 MISSING_PAGE_HINT: Final = (
     "this installation has no chat page. Released wheels carry it: reinstall with "
     "`pip install --force-reinstall deerflow-knowledge`; in a source checkout run "
@@ -84,21 +88,31 @@ def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpoint
                     "a Postgres checkpoint needs the 'postgres' extra: "
                     "pip install 'deerflow-knowledge[postgres]'"
                 ) from None
-            async with AsyncPostgresSaver.from_conn_string(target) as saver:
+            async with AsyncPostgresSaver.from_conn_string(
+                target, serde=MessageCachingSerializer()
+            ) as saver:
                 await saver.setup()
                 yield saver
             return
+        import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         if target != ":memory:":
             Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(target) as saver:
-            await saver.setup()
+        # ``from_conn_string`` with a serializer: it takes none.
+        async with aiosqlite.connect(target) as conn:
+            # Every checkpoint row holds the thread's whole state (hundreds of kilobytes on a long
+            # thread, a row per step): with 4 KiB pages SQLite chains a hundred overflow pages
+            # per row and spent most of a long thread's run on them. Takes effect when the file
+            # is created; an existing file keeps its page size.
+            await conn.execute(f"PRAGMA page_size={CHECKPOINT_PAGE_BYTES}")
+            sqlite_saver = AsyncSqliteSaver(conn, serde=MessageCachingSerializer())
+            await sqlite_saver.setup()
             # LangGraph's saver turns WAL on; NORMAL sync (SQLite's recommendation for WAL) keeps
             # every commit across a crash of the process and spares an fsync per checkpoint, which
             # was most of a run's time (a run writes a checkpoint per step).
-            await saver.conn.execute("PRAGMA synchronous=NORMAL")
-            yield saver
+            await conn.execute("PRAGMA synchronous=NORMAL")
+            yield sqlite_saver
 
     return opened()
 

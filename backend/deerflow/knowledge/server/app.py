@@ -13,10 +13,12 @@ evidence in a thread is evidence a server-side tool produced.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import gc
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -29,6 +31,9 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
+from langsmith import set_runtime_overrides
+from langsmith._runtime_overrides import get_runtime_overrides
+from langsmith.utils import tracing_is_enabled
 
 from deerflow.knowledge.server import assistants, runs, threads
 from deerflow.knowledge.server.gateway import MAX_INPUT_MESSAGES, Gateway
@@ -76,6 +81,37 @@ class GatewayConfig:
     open_shared: Callable[[], AbstractAsyncContextManager[PgRuns]] | None = None
 
 
+async def _inline_unless_tracing(
+    default: Callable[..., Any],
+    ctx: contextvars.Context,
+    func: Callable[..., Any],
+    /,
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    # LangChain's agent wraps each model and tool call in LangSmith's ``traceable``, which hands
+    # its run setup and teardown to a worker thread even when nothing is traced: a dozen thread
+    # round trips per run, each a GIL hand-off. Untraced, that bookkeeping is a few dict reads.
+    if ctx.run(tracing_is_enabled):
+        return await default(ctx, func, *args, **kwargs)
+    return ctx.run(func, *args, **kwargs)
+
+
+@contextmanager
+def _untraced_steps_inline() -> Iterator[None]:
+    """LangSmith's ``aio_to_thread`` override (its public runtime hook) while the app runs,
+    unless the embedding application installed one of its own."""
+    if get_runtime_overrides().aio_to_thread is not None:
+        yield
+        return
+    set_runtime_overrides(aio_to_thread=_inline_unless_tracing)
+    try:
+        yield
+    finally:
+        if get_runtime_overrides().aio_to_thread is _inline_unless_tracing:
+            set_runtime_overrides()
+
+
 @asynccontextmanager
 async def _memory_store() -> AsyncIterator[BaseStore]:
     from langgraph.store.memory import InMemoryStore
@@ -96,36 +132,41 @@ def create_app(config: GatewayConfig) -> FastAPI:
         sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         open_store = config.open_store or _memory_store
         shared_runs = config.open_shared() if config.open_shared else nullcontext(None)
-        async with (
-            config.open_checkpointer() as saver,
-            open_store() as store,
-            shared_runs as shared,
-        ):
-            graph = config.build_agent(saver)
-            records = Records(store, search=PgThreadSearch(shared.pool) if shared else None)
+        with _untraced_steps_inline():
+            async with (
+                config.open_checkpointer() as saver,
+                open_store() as store,
+                shared_runs as shared,
+            ):
+                graph = config.build_agent(saver)
+                records = Records(store, search=PgThreadSearch(shared.pool) if shared else None)
 
-            async def forget_thread(thread_id: str) -> None:
-                await saver.adelete_thread(thread_id)
-                await records.delete_thread(thread_id)
+                async def forget_thread(thread_id: str) -> None:
+                    await saver.adelete_thread(thread_id)
+                    await records.delete_thread(thread_id)
 
-            manager = RunManager(
-                graph,
-                records,
-                run_timeout=config.run_timeout,
-                on_thread_done=forget_thread,
-                shared=shared,
-            )
-            app.state.gateway = Gateway(
-                graph=graph,
-                saver=saver,
-                records=records,
-                runs=manager,
-                provider_label=config.provider_label,
-                model_label=config.model_label,
-            )
-            yield
-            # Let runs whose clients went away finish before the checkpointer closes.
-            await manager.drain(RUN_DRAIN_SECONDS)
+                manager = RunManager(
+                    graph,
+                    records,
+                    run_timeout=config.run_timeout,
+                    on_thread_done=forget_thread,
+                    shared=shared,
+                )
+                app.state.gateway = Gateway(
+                    graph=graph,
+                    saver=saver,
+                    records=records,
+                    runs=manager,
+                    provider_label=config.provider_label,
+                    model_label=config.model_label,
+                )
+                # What the process holds by now (modules, the graph, the agent's tools: over a
+                # hundred thousand objects) lives as long as the app; the collector need not
+                # walk it again every time a run's garbage triggers a full collection.
+                gc.freeze()
+                yield
+                # Let runs whose clients went away finish before the checkpointer closes.
+                await manager.drain(RUN_DRAIN_SECONDS)
 
     app = FastAPI(title="deerflow-knowledge gateway", lifespan=lifespan)
     for module in (threads, runs, assistants):

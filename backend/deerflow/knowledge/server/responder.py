@@ -10,6 +10,7 @@ compared.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -74,6 +75,11 @@ class _Sentence:
     """The heading of the section the sentence is in, as far as the excerpt shows it."""
 
 
+#: Distinct words whose stems stay cached (a stem is looked up ~1,600 times per answer).
+_STEMS_CACHED: Final = 65_536
+
+
+@functools.lru_cache(maxsize=_STEMS_CACHED)
 def _stem(word: str) -> str:
     """A crude suffix stripper: enough that "computed", "computes" and "compute" meet."""
     for suffix in _SUFFIXES:
@@ -141,13 +147,31 @@ def _sentences(excerpt: str) -> list[_Sentence]:
     return found
 
 
-def _weights(question: Sequence[str], sentences: Sequence[_Sentence]) -> dict[str, float]:
+_Terms = Callable[[str], Sequence[str]]
+
+
+def _term_memo() -> _Terms:
+    """``_terms`` remembered for one answer: a sentence is scored against the question twice."""
+    seen: dict[str, list[str]] = {}
+
+    def terms(text: str) -> list[str]:
+        found = seen.get(text)
+        if found is None:
+            found = seen[text] = _terms(text)
+        return found
+
+    return terms
+
+
+def _weights(
+    question: Sequence[str], sentences: Sequence[_Sentence], terms: _Terms = _terms
+) -> dict[str, float]:
     """Inverse sentence frequency of each question term over the evidence; a term the evidence
     never mentions weighs the mean of those it does (it counts against coverage without
     drowning every other term)."""
     counts = dict.fromkeys(question, 0)
     for sentence in sentences:
-        for term in set(_terms(sentence.text)) & counts.keys():
+        for term in set(terms(sentence.text)) & counts.keys():
             counts[term] += 1
     total = len(sentences)
     weights = {t: math.log(1 + (total + 1) / (n + 0.5)) for t, n in counts.items() if n}
@@ -156,7 +180,11 @@ def _weights(question: Sequence[str], sentences: Sequence[_Sentence]) -> dict[st
 
 
 def _score(
-    question: Sequence[str], weights: dict[str, float], sentence: _Sentence, title: str
+    question: Sequence[str],
+    weights: dict[str, float],
+    sentence: _Sentence,
+    title: str,
+    terms: _Terms = _terms,
 ) -> tuple[float, float]:
     """(score, coverage) of a sentence for the question's terms.
 
@@ -165,8 +193,8 @@ def _score(
     when the sentence names it too, since a sentence under "Source ids" is *about* source ids.
     Coverage counts each term once: in the sentence, else at ``HEADING_WEIGHT`` in the context.
     """
-    words = _terms(sentence.text)
-    context = _terms(f"{sentence.heading} {title}")
+    words = terms(sentence.text)
+    context = terms(f"{sentence.heading} {title}")
     present, around = set(words), set(context)
     score = sum(weights[t] for t in weights if t in present)
     covered = score + HEADING_WEIGHT * sum(weights[t] for t in weights if t in around - present)
@@ -181,11 +209,11 @@ def _score(
     return score, coverage
 
 
-def _coverage(weights: dict[str, float], source: KnowledgeSource) -> float:
+def _coverage(weights: dict[str, float], source: KnowledgeSource, terms: _Terms = _terms) -> float:
     """The weighted share of the question's terms in a whole excerpt (its title at
     ``HEADING_WEIGHT``)."""
-    present = set(_terms(source.excerpt))
-    titled = set(_terms(source.title)) - present
+    present = set(terms(source.excerpt))
+    titled = set(terms(source.title)) - present
     found = sum(w for t, w in weights.items() if t in present)
     found += HEADING_WEIGHT * sum(w for t, w in weights.items() if t in titled)
     return found / sum(weights.values())
@@ -254,11 +282,12 @@ class ExtractiveResponder(BaseChatModel):
         ]
         if not question_terms:
             return NO_ANSWER
-        weights = _weights(question_terms, [c[2] for c in candidates])
-        covered = [_coverage(weights, source) for source in sources]
+        terms = _term_memo()
+        weights = _weights(question_terms, [c[2] for c in candidates], terms)
+        covered = [_coverage(weights, source, terms) for source in sources]
         scored: list[tuple[float, int, int, str, str]] = []
         for rank, position, sentence, source in candidates:
-            score, coverage = _score(question_terms, weights, sentence, source.title)
+            score, coverage = _score(question_terms, weights, sentence, source.title, terms)
             # The sentence, or its excerpt as a whole (words in lines that are not sentences,
             # such as a table or a code line, count there), must cover the question.
             if score > 0 and max(coverage, covered[rank]) >= MIN_COVERAGE:

@@ -29,7 +29,13 @@ from deerflow.knowledge.server.http import ApiError, read_json, strip, validate
 from deerflow.knowledge.server.manager import RunPlan
 from deerflow.knowledge.server.records import TERMINAL_RUN_STATUSES
 from deerflow.knowledge.server.schemas import RunCreate, unsupported_options
-from deerflow.knowledge.server.streaming import STREAM_MODES, Event, RunStream, sse_frame
+from deerflow.knowledge.server.streaming import (
+    STREAM_MODES,
+    Event,
+    RunStream,
+    sse_frame,
+    sse_frames,
+)
 from deerflow.knowledge.server.wire import WireEncoder, dumps
 
 __all__ = ["REMOTE_POLL_SECONDS", "router"]
@@ -183,8 +189,8 @@ def _sse(
 ) -> StreamingResponse:
     async def frames() -> AsyncIterator[bytes]:
         try:
-            async for event in stream.follow(after=after, modes=modes):
-                yield sse_frame(event, with_id=stream.resumable)
+            async for batch in stream.follow(after=after, modes=modes):
+                yield sse_frames(batch, with_id=stream.resumable)
         finally:
             if cancel_on_disconnect and not stream.done.is_set():
                 gw.runs.cancel(stream.run_id)

@@ -13,7 +13,7 @@ for subgraph events).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -29,6 +29,7 @@ __all__ = [
     "RunStream",
     "event_mode",
     "sse_frame",
+    "sse_frames",
 ]
 
 #: The ``stream_mode`` values a run accepts (LangGraph Server's, less ``events``).
@@ -59,8 +60,16 @@ class Event:
 
 
 def sse_frame(event: Event, *, with_id: bool) -> bytes:
-    head = b"event: " + event.name.encode() + b"\ndata: " + event.data + b"\n"
-    return head + (b"id: %d\n\n" % event.id if with_id else b"\n")
+    return sse_frames([event], with_id=with_id)
+
+
+def sse_frames(events: Iterable[Event], *, with_id: bool) -> bytes:
+    """Events as SSE, joined in one copy (a values frame can be hundreds of kilobytes)."""
+    parts: list[bytes] = []
+    for event in events:
+        parts += (b"event: ", event.name.encode(), b"\ndata: ", event.data, b"\n")
+        parts.append(b"id: %d\n\n" % event.id if with_id else b"\n")
+    return b"".join(parts)
 
 
 def event_mode(name: str) -> str:
@@ -93,16 +102,21 @@ class RunStream:
 
     async def follow(
         self, *, after: int = -1, modes: Collection[str] | None = None
-    ) -> AsyncIterator[Event]:
-        """Events with an id above ``after``, then each new one until the run ends."""
+    ) -> AsyncIterator[list[Event]]:
+        """Events with an id above ``after``, then each new one until the run ends, in batches:
+        whatever is there when the reader wakes (a model streams tokens faster than a socket
+        write per event)."""
         position = max(after + 1, 0)
         while True:
             wake = self._wake
-            while position < len(self.events):
-                event = self.events[position]
-                position += 1
-                if modes is None or event.name in ALWAYS_SENT or event_mode(event.name) in modes:
-                    yield event
+            batch = [
+                event
+                for event in self.events[position:]
+                if modes is None or event.name in ALWAYS_SENT or event_mode(event.name) in modes
+            ]
+            position = len(self.events)
+            if batch:
+                yield batch
             if self.done.is_set():
                 return
             await wake.wait()
@@ -125,6 +139,8 @@ class EventTranslator:
         self.encoder = encoder or WireEncoder()
         self._partial: dict[str, BaseMessageChunk] = {}
         self._seen: set[str] = set()
+        #: The last chunk metadata encoded (LangGraph passes one dict per model call, per token).
+        self._metadata: tuple[dict[str, Any], bytes] = ({}, b"{}")
         #: Whether the run stopped at an interrupt (seen in its ``updates``, which are always asked
         #: for: re-reading the state afterwards would cost a full checkpoint load per run).
         self.interrupted = False
@@ -163,7 +179,7 @@ class EventTranslator:
         message, metadata = chunk
         if "messages-tuple" in self.modes:
             self.stream.emit(
-                "messages" + suffix, b"[" + dumps(message) + b"," + dumps(metadata) + b"]"
+                "messages" + suffix, b"[" + dumps(message) + b"," + self._meta(metadata) + b"]"
             )
         if "messages" not in self.modes or not isinstance(message, BaseMessage):
             return
@@ -180,6 +196,15 @@ class EventTranslator:
             self.stream.emit(
                 "messages/complete" + suffix, b"[" + self.encoder.message(message) + b"]"
             )
+
+    def _meta(self, metadata: Any) -> bytes:
+        if not isinstance(metadata, dict):
+            return dumps(metadata)
+        seen, data = self._metadata
+        if metadata != seen:  # equal field for field: the same dict, untouched since
+            data = dumps(metadata)
+            self._metadata = (dict(metadata), data)
+        return data
 
     def _tools(self, update: Any, suffix: str) -> None:
         """``tools`` events (``on_tool_start`` / ``on_tool_end`` / ``on_tool_error``), as

@@ -92,21 +92,32 @@ class WireEncoder:
         return data
 
     def messages(self, messages: list[Any]) -> bytes:
-        parts = [self.message(m) if isinstance(m, BaseMessage) else dumps(m) for m in messages]
-        return b"[" + b",".join(parts) + b"]"
+        return b"".join(self._message_parts(messages))
+
+    def _message_parts(self, messages: list[Any]) -> list[bytes]:
+        parts = [b"["]
+        for m in messages:
+            parts.append(self.message(m) if isinstance(m, BaseMessage) else dumps(m))
+            parts.append(b",")
+        parts[-1] = b"]" if len(parts) > 1 else b"[]"
+        return parts
 
     def values(self, values: Any) -> bytes:
-        """A state's values: its ``messages`` list from the memo, other channels encoded."""
+        """A state's values: its ``messages`` list from the memo, other channels encoded. One
+        copy of the frame's bytes, however long the history (a values frame of a long thread is
+        hundreds of kilobytes, four times a run)."""
         if not isinstance(values, Mapping):
             return dumps(values)
-        parts = []
+        parts = [b"{"]
         for key, value in values.items():
+            parts += (dumps(str(key)), b":")
             if key == "messages" and isinstance(value, list):
-                encoded = self.messages(value)
+                parts += self._message_parts(value)
             else:
-                encoded = dumps(value)
-            parts.append(dumps(str(key)) + b":" + encoded)
-        return b"{" + b",".join(parts) + b"}"
+                parts.append(dumps(value))
+            parts.append(b",")
+        parts[-1] = b"}" if len(parts) > 1 else b"{}"
+        return b"".join(parts)
 
 
 def _same(a: BaseMessage, b: BaseMessage) -> bool:
