@@ -753,9 +753,10 @@ def _check_checkpoint(server: Any, target: str) -> None:
 
 def _listen(host: str, port: int) -> socket.socket:
     """Bind the port before anything is announced: a busy port is an error, not another URL."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    from deerflow.knowledge.server.listen import open_listener
+
     try:
-        return socket.create_server((host, port), family=family)
+        return open_listener(host, port)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             _fail(

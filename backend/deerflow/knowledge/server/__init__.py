@@ -22,6 +22,7 @@ from langgraph.store.base import BaseStore
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
+from deerflow.knowledge.server.listen import open_listener
 from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
 from deerflow.knowledge.server.pgruns import open_pg_runs
 from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
@@ -189,8 +190,7 @@ def serve(
     import uvicorn
 
     if sock is None:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.create_server((host, port), family=family)
+        sock = open_listener(host, port)
     host, port = sock.getsockname()[:2]
     page = (config.static_dir or _bundled_static_dir()) / "index.html"
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
