@@ -41,8 +41,8 @@ import { rememberCitations } from "../citationMemo.js";
 import { summarizeCitations, type SourceLookup } from "../resolve.js";
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
 import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
-import { suffixesFor } from "./distinguish.js";
-import { guardMarkdown } from "./markdownGuard.js";
+import { distinguishSources } from "./distinguish.js";
+import { scanMarkdown } from "../guard.js";
 import { MessageBoundary, PlainTextMessage } from "./MessageBoundary.js";
 import { markdownOf } from "./messageText.js";
 import { DEFAULT_LABELS, mergeLabels, type KnowledgeLabels } from "./labels.js";
@@ -79,6 +79,8 @@ export type KnowledgeMarkdownProps = CitationSourceProps & {
 interface CitationContextValue {
   readonly lookup: SourceLookup;
   readonly numbers: ReadonlyMap<string, number>;
+  /** What tells apart two cited sources of one document ("p. 3", "excerpt 2"), by id. */
+  readonly suffixes: ReadonlyMap<string, string>;
   /** The citations found on the rendered tree, by the UTF-16 source offset of their `[`. */
   readonly citations: ReadonlyMap<number, Citation>;
   readonly labels: KnowledgeLabels;
@@ -87,6 +89,7 @@ interface CitationContextValue {
 const CitationContext = createContext<CitationContextValue>({
   lookup: { get: () => undefined, size: 0, sources: () => [] },
   numbers: new Map(),
+  suffixes: new Map(),
   citations: new Map(),
   labels: DEFAULT_LABELS,
 });
@@ -116,31 +119,32 @@ function MarkdownLink({
   href,
   children,
 }: ComponentPropsWithoutRef<"a"> & ExtraProps): ReactElement {
-  const { lookup, numbers, citations, labels } = useContext(CitationContext);
+  const { lookup, numbers, suffixes, citations, labels } = useContext(CitationContext);
   const offset = (node as PositionedNode | undefined)?.position?.start?.offset;
   const citation = offset === undefined ? undefined : citations.get(offset);
   if (citation === undefined) {
     return <OrdinaryLink href={href} labels={labels}>{children}</OrdinaryLink>;
   }
-  const labelText = stripCitationPrefix(textOf(node as HastLike | undefined));
+  // The label text is needed only where the model's label is shown (never on a chip).
+  const labelText = (): string => stripCitationPrefix(textOf(node as HastLike | undefined));
   switch (citation.kind) {
     case "shared":
     case "native": {
       const id = citation.source_id as string;
       const source = lookup.get(id);
       if (source === undefined) {
-        return <InertCitation label={labelText} reason="evidence_not_loaded" labels={labels} />;
+        return <InertCitation label={labelText()} reason="evidence_not_loaded" labels={labels} />;
       }
-      const suffix = suffixesFor(numbers, (key) => lookup.get(key), labels).get(id);
+      const suffix = suffixes.get(id);
       return <CitationChip source={source} number={numbers.get(id)} suffix={suffix} labels={labels} />;
     }
     case "malformed":
       return (
-        <InertCitation label={labelText} reason={citation.reason ?? "unsupported_destination"} labels={labels} />
+        <InertCitation label={labelText()} reason={citation.reason ?? "unsupported_destination"} labels={labels} />
       );
     case "web":
       // The sanitized href (the sanitizer keeps http(s)); the found one if a plugin dropped it.
-      return <WebCitation label={labelText} href={href ?? citation.href} labels={labels} />;
+      return <WebCitation label={labelText()} href={href ?? citation.href} labels={labels} />;
   }
 }
 
@@ -239,6 +243,21 @@ function rehypeRawAsText() {
 
 /** The processor of one plugin configuration: react-markdown's, plus citation finding. */
 function createProcessor(remarkPlugins: PluggableList, rehypePlugins: PluggableList): Processor {
+  const byRehype = processors.get(remarkPlugins);
+  const known = byRehype?.get(rehypePlugins);
+  if (known !== undefined) return known;
+  const processor = buildProcessor(remarkPlugins, rehypePlugins);
+  if (byRehype === undefined) processors.set(remarkPlugins, new WeakMap([[rehypePlugins, processor]]));
+  else byRehype.set(rehypePlugins, processor);
+  return processor;
+}
+
+// One frozen processor per plugin configuration (the arrays are asked to be stable), shared by
+// every message: building one runs every plugin's attacher, which a thread of many messages would
+// otherwise pay once per message. Parsing is synchronous, so sharing it is safe.
+const processors = new WeakMap<PluggableList, WeakMap<PluggableList, Processor>>();
+
+function buildProcessor(remarkPlugins: PluggableList, rehypePlugins: PluggableList): Processor {
   return unified()
     .use(remarkParse)
     .use(remarkPlugins)
@@ -254,11 +273,17 @@ interface ParsedMessage extends TreeCitations {
   readonly hast: HastRoot;
 }
 
+const NO_RANGES: readonly number[] = [];
+const NO_SUFFIXES: ReadonlyMap<string, string> = new Map();
 const NO_CITATIONS: TreeCitations = { citations: [], byOffset: new Map() };
 
-/** One parse of `markdown`: its hast and the citations found on the mdast it came from. */
-function parseMessage(processor: Processor, markdown: string): ParsedMessage {
+/**
+ * One parse of `markdown`: its hast and the citations found on the mdast it came from. `literal`
+ * is the guard's block ranges of `markdown`, already scanned (so the parse does not scan again).
+ */
+function parseMessage(processor: Processor, markdown: string, literal: readonly number[]): ParsedMessage {
   const file = new VFile(markdown);
+  file.data.knowledgeLiteralRanges = literal;
   const hast = processor.runSync(processor.parse(file), file) as unknown as HastRoot;
   return { hast, ...(file.data.knowledgeCitations ?? NO_CITATIONS) };
 }
@@ -286,10 +311,10 @@ const MarkdownBody = memo(function MarkdownBody({
     [remarkPlugins, rehypePlugins],
   );
   // The guard runs first, so what is parsed (and numbered) is exactly what is rendered.
-  const guarded = useMemo(() => guardMarkdown(body), [body]);
+  const guarded = useMemo(() => scanMarkdown(body), [body]);
   const source = guarded.kind === "plain" ? "" : guarded.markdown;
   const parsed = useMemo(() => {
-    const result = parseMessage(processor, source);
+    const result = parseMessage(processor, source, guarded.kind === "plain" ? NO_RANGES : guarded.literal);
     // The same parse findCitations would make (no host plugins, nothing capped): SourcesPanel
     // and the resolver reuse it instead of parsing the message a second time.
     if (remarkPlugins === undefined && guarded.kind === "markdown" && source === markdown) {
@@ -297,11 +322,12 @@ const MarkdownBody = memo(function MarkdownBody({
     }
     return result;
   }, [processor, source, remarkPlugins, guarded, markdown]);
-  const numbers = useMemo(() => summarizeCitations(parsed.citations, lookup).numbers, [parsed, lookup]);
-  const context = useMemo(
-    () => ({ lookup, numbers, citations: parsed.byOffset, labels: merged }),
-    [lookup, numbers, parsed, merged],
-  );
+  const context = useMemo(() => {
+    const summary = summarizeCitations(parsed.citations, lookup);
+    // Computed once a message, in first-citation order (the order the numbers follow).
+    const suffixes = summary.sources.length < 2 ? NO_SUFFIXES : distinguishSources(summary.sources, merged);
+    return { lookup, numbers: summary.numbers, suffixes, citations: parsed.byOffset, labels: merged };
+  }, [lookup, parsed, merged]);
   const content = useMemo(
     () =>
       toJsxRuntime(parsed.hast, {
