@@ -22,7 +22,7 @@ import type { Code, Construct, Extension, State, TokenizeContext } from "microma
 import type { VFile } from "vfile";
 
 import { literalRanges, MAX_BRACKET_DEPTH, MAX_INLINE_MARKERS, MAX_MARKDOWN_CHARS, type MarkdownLimits } from "./guard.js";
-import { CodePointCounter, codePointToUtf16Index } from "./text.js";
+import { applyEdits, CodePointCounter, codePointToUtf16Index } from "./text.js";
 
 // The guard's budgets live in guard.ts (one module, one rule); re-exported where they always were.
 export { MAX_BRACKET_DEPTH, MAX_INLINE_MARKERS, MAX_MARKDOWN_CHARS, type MarkdownLimits };
@@ -329,14 +329,7 @@ function relabelOnce(markdown: string, keep: ReadonlySet<string>, escape: boolea
     edits.push([link.start, link.end, pieces.join("")]);
   }
   edits.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const out: string[] = [];
-  let cursor = 0;
-  for (const [offset, end, replacement] of edits) {
-    out.push(markdown.slice(cursor, offset), replacement);
-    cursor = end;
-  }
-  out.push(markdown.slice(cursor));
-  return out.join("");
+  return applyEdits(markdown, edits);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@
  * Python side counts).
  */
 
+import { applyEdits } from "./text.js";
+
 /** Block quotes and list items nested deeper than this on one line are written as text. */
 export const MAX_NESTING_DEPTH = 32;
 /** Leading indentation kept per line, in columns (a tab counts 4). */
@@ -246,17 +248,7 @@ export function scanMarkdown(markdown: string, options: GuardOptions = {}): Scan
   }
   if (work !== undefined) work.steps += steps;
   if (emphasisRuns > maxEmphasisRuns) return { kind: "plain", text: markdown, reason: "too_much_emphasis" };
-  let guarded = markdown;
-  if (edits.length > 0) {
-    const out: string[] = [];
-    let cursor = 0;
-    for (const [from, to, replacement] of edits) {
-      out.push(markdown.slice(cursor, from), replacement);
-      cursor = to;
-    }
-    out.push(markdown.slice(cursor));
-    guarded = out.join("");
-  }
+  const guarded = applyEdits(markdown, edits);
   return {
     kind: "markdown",
     markdown: guarded,

@@ -1,0 +1,294 @@
+/**
+ * Render benchmark: first render versus re-render after one streamed token.
+ *
+ * A 1,000-message history (200 turns of human, AI tool call, tool, AI answer, human; the last
+ * message is the streaming answer) with 200 tool messages × 100 valid shared sources each, rendered
+ * as a transcript of KnowledgeMarkdown + SourcesPanel (closed, as the chat page shows it) under
+ * jsdom with React's production build.
+ *
+ *   first render (cold)  a new root, new message objects, a new resolver: includes verifying all
+ *                        20,000 records (id recomputation, handle and excerpt checks)
+ *   first render (warm)  a new root over already-verified message objects (parsing + DOM only)
+ *   re-render            the same root after one token is appended to the last message (a new
+ *                        messages array and a new last message object; everything else the same)
+ *
+ *   baseline             the same transcript through plain react-markdown + rehype-sanitize (no
+ *                        citations resolved, no sources panel): the floor a Markdown chat pays
+ *   collectSources       cold (fresh messages, fresh resolver) versus the floor of recomputing
+ *                        every record's id (what verification cannot avoid)
+ *
+ * Times are CPU time of this process (process.cpuUsage: user + system), not wall time, so that
+ * other load on a shared machine does not skew them. Each ratio is printed last on its line, measured in this run. Targets (issue 15): first render
+ * ≤ 1.3× the baseline, DOM elements ≤ 1.5×, re-render ≤ 0.01× first render, collectSources cold
+ * ≤ 1.6× the id floor. The DOM count is taken before any interaction (no preview opened).
+ * Usage: npm run bench [-- --quick]
+ */
+
+process.env.NODE_ENV = "production";
+
+import { fileURLToPath } from "node:url";
+
+import { JSDOM } from "jsdom";
+import { createServer } from "vite";
+
+const quick = process.argv.includes("--quick");
+const TURNS = 200;
+const SOURCES_PER_TOOL = quick ? 20 : 100;
+const FIRST_RUNS = quick ? 2 : 3;
+const TOKENS = quick ? 20 : 60;
+
+// A DOM for react-dom (installed before React is imported).
+const dom = new JSDOM("<!doctype html><html><body><div id=root></div></body></html>", {
+  pretendToBeVisual: true,
+});
+for (const key of Object.getOwnPropertyNames(dom.window)) {
+  if (!(key in globalThis)) {
+    try {
+      globalThis[key] = dom.window[key];
+    } catch {
+      // read-only globals (e.g. `crypto`) stay Node's
+    }
+  }
+}
+globalThis.window = dom.window;
+globalThis.document = dom.window.document;
+
+const { createElement: h } = await import("react");
+const { createRoot } = await import("react-dom/client");
+const { flushSync } = await import("react-dom");
+const { default: Markdown } = await import("react-markdown");
+const { default: rehypeSanitize } = await import("rehype-sanitize");
+
+// Load the package from source through Vite (TypeScript and TSX), React stays external.
+const root = fileURLToPath(new URL("..", import.meta.url));
+const server = await createServer({
+  root,
+  configFile: false,
+  logLevel: "error",
+  appType: "custom",
+  cacheDir: fileURLToPath(new URL("../../node_modules/.vite", import.meta.url)),
+  server: { middlewareMode: true, hmr: false, watch: null },
+  esbuild: { jsx: "automatic" },
+  oxc: { jsx: { runtime: "automatic" } },
+});
+let kc, cit, guard;
+try {
+  kc = await server.ssrLoadModule("/src/index.ts");
+  cit = await server.ssrLoadModule("/src/citations.ts");
+  guard = await server.ssrLoadModule("/src/components/markdownGuard.ts");
+} finally {
+  await server.close();
+}
+const { KnowledgeMarkdown, SourcesPanel, createSourceResolver, sourceId } = kc;
+const { unified } = await import("unified");
+const { default: remarkParse } = await import("remark-parse");
+const { default: remarkRehype } = await import("remark-rehype");
+const { toJsxRuntime } = await import("hast-util-to-jsx-runtime");
+const { VFile } = await import("vfile");
+const jsxr = await import("react/jsx-runtime");
+const { defaultSchema } = await import("rehype-sanitize");
+// ------------------------------------------------------------------------------------------------
+// The history.
+
+console.log(`building ${TURNS} tool messages × ${SOURCES_PER_TOOL} sources …`);
+const history = [];
+const cite = (record, label = "source") => `[citation:${label}](#knowledge-source-${record.id})`;
+let firstRecord = null;
+for (let turn = 0; turn < TURNS; turn++) {
+  const records = [];
+  for (let k = 0; k < SOURCES_PER_TOOL; k++) {
+    const identity = {
+      provider: "lightrag",
+      title: `Handbook ${turn}, section ${k}`,
+      excerpt: `Turn ${turn} excerpt ${k}: deer eat acorns, browse shrubs and graze in open meadows at dusk.`,
+      ...(k % 3 === 0 ? { dataset_name: "Wildlife" } : {}),
+      ...(k % 4 === 0 ? { page: k + 1 } : {}),
+      ...(k % 5 === 0 ? { url: `https://docs.example/handbook/${turn}/${k}` } : {}),
+    };
+    records.push({ id: sourceId(identity), ...identity });
+  }
+  firstRecord ??= records[0];
+  const content = records
+    .map((r, i) => `[${i + 1}] ${cite(r, r.title)}\n${r.excerpt}`)
+    .join("\n\n");
+  const answer =
+    `## Answer ${turn}\n\nDeer eat acorns ${cite(records[0])} and browse shrubs ${cite(records[1])}. ` +
+    `They graze at dusk ${cite(records[2])}, as noted before ${cite(firstRecord)}.\n\n` +
+    `- point one ${cite(records[3])}\n- point two with \`code\` and [a link](https://example.com)\n`;
+  history.push(
+    { type: "human", id: `h${turn}`, content: `Question ${turn}: what do deer eat?` },
+    { type: "ai", id: `c${turn}`, content: "", tool_calls: [{ name: "knowledge_search", id: `call${turn}`, args: {} }] },
+    { type: "tool", id: `t${turn}`, name: "knowledge_search", tool_call_id: `call${turn}`, content, artifact: { knowledge_sources_version: 1, knowledge_sources: records } },
+    { type: "ai", id: `a${turn}`, content: answer },
+    { type: "human", id: `k${turn}`, content: "Thanks." },
+  );
+}
+history.pop(); // the streaming answer takes the last slot: 1,000 messages
+const streamingBase = `Streaming answer citing ${cite(history.findLast((m) => m.type === "tool").artifact.knowledge_sources[0])}`;
+
+function Transcript({ messages, resolver, panel = true }) {
+  const last = messages.length - 1;
+  return h(
+    "div",
+    null,
+    messages.map((message, index) => {
+      if (message.type === "human") return h("p", { key: message.id }, message.content);
+      if (message.type !== "ai" || message.content === "") return null;
+      const common = { markdown: message.content, messages, messageIndex: index, resolver };
+      return h(
+        "article",
+        { key: message.id },
+        h(KnowledgeMarkdown, { ...common, streaming: index === last }),
+        panel ? h(SourcesPanel, { ...common, defaultOpen: false }) : null,
+      );
+    }),
+  );
+}
+
+// The floor: the same transcript as plain react-markdown + rehype-sanitize.
+const PLAIN_REHYPE = [rehypeSanitize];
+function PlainTranscript({ messages }) {
+  return h(
+    "div",
+    null,
+    messages.map((message) => {
+      if (message.type === "human") return h("p", { key: message.id }, message.content);
+      if (message.type !== "ai" || message.content === "") return null;
+      return h(
+        "article",
+        { key: message.id },
+        h("div", null, h(Markdown, { rehypePlugins: PLAIN_REHYPE }, message.content)),
+      );
+    }),
+  );
+}
+
+const withAnswer = (base, text) => [...base, { type: "ai", id: "streaming", content: text }];
+// New answer strings for each first render (trailing spaces: the same rendered DOM), so nothing
+// keyed by the Markdown text is warm from an earlier run; tool messages stay the same objects.
+let variant = 0;
+const freshAnswers = (messages) => {
+  variant += 1;
+  const pad = " ".repeat(variant);
+  return messages.map((m) => (m.type === "ai" && m.content !== "" ? { ...m, content: m.content + pad } : m));
+};
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const ms = (value) => `${value.toFixed(2)} ms`;
+// CPU time of this process (user + system), in ms: on a shared machine, wall time includes
+// waiting for a core, CPU time does not, so ratios of CPU times are far steadier.
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+function mount(messages, resolver, element = (props) => h(Transcript, props)) {
+  const container = document.createElement("div");
+  document.body.appendChild(container);
+  const reactRoot = createRoot(container);
+  const start = cpuNow();
+  flushSync(() => reactRoot.render(element({ messages, resolver })));
+  return { reactRoot, container, elapsed: cpuNow() - start };
+}
+
+const domSize = (container) => ({
+  elements: container.querySelectorAll("*").length,
+  text: container.textContent.length,
+});
+
+function unmount({ reactRoot, container }) {
+  flushSync(() => reactRoot.unmount());
+  container.remove();
+}
+
+// Warm up the JIT on a small transcript (not measured).
+{
+  const small = withAnswer(structuredClone(history.slice(0, 50)), streamingBase);
+  unmount(mount(small, createSourceResolver()));
+}
+
+
+
+
+const RUNS = Number(process.env.RUNS ?? 8);
+const base = structuredClone(history);
+function rawText() { const walk = (n) => { if (!n.children) return; for (const c of n.children) { if (c.type === "raw") c.type = "text"; else walk(c); } }; return (t) => walk(t); }
+const mk = () => unified().use(remarkParse).use(cit.remarkCitations).use(remarkRehype, { allowDangerousHtml: true }).use(rawText).use(rehypeSanitize, defaultSchema).freeze();
+const shared = mk();
+const variants = {
+  plain: (md) => Markdown({ children: md, rehypePlugins: PLAIN_REHYPE }),
+  oursPerMsgProc: (md) => { const g = guard.guardMarkdown(md); const p = mk(); const f = new VFile(g.markdown); const t = p.runSync(p.parse(f), f); return toJsxRuntime(t, { ...jsxr, ignoreInvalidStyle: true, passKeys: true, passNode: true }); },
+  oursShared: (md) => { const g = guard.guardMarkdown(md); const p = shared; const f = new VFile(g.markdown); const t = p.runSync(p.parse(f), f); return toJsxRuntime(t, { ...jsxr, ignoreInvalidStyle: true, passKeys: true, passNode: true }); },
+  guardOnly: (md) => guard.guardMarkdown(md),
+  parseOnly: (md) => shared.parse(new VFile(md)),
+};
+const times = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+for (let run = 0; run < RUNS + 1; run++) {
+  for (const [name, fn] of Object.entries(variants)) {
+    const msgs = freshAnswers(withAnswer(base, streamingBase)).filter((m) => m.type === "ai" && m.content !== "").map((m) => m.content);
+    const t0 = cpuNow();
+    for (const md of msgs) fn(md);
+    if (run > 0) times[name].push(cpuNow() - t0);
+  }
+}
+for (const [name, t] of Object.entries(times)) console.log(name, median(t).toFixed(1), (median(t) / median(times.plain)).toFixed(3));
+process.exit(0);
+// collectSources, cold, versus recomputing every record's id.
+const allRecords = history.filter((m) => m.type === "tool").flatMap((m) => m.artifact.knowledge_sources);
+const collectCold = [];
+const idFloor = [];
+for (let run = 0; run < FIRST_RUNS + 2; run++) {
+  const fresh = withAnswer(structuredClone(history), streamingBase);
+  const coldResolver = createSourceResolver();
+  let start = cpuNow();
+  const lookup = coldResolver.collectSources(fresh, fresh.length);
+  collectCold.push(cpuNow() - start);
+  if (lookup.size !== allRecords.length) throw new Error(`collectSources found ${lookup.size} sources`);
+  const records = structuredClone(allRecords);
+  start = cpuNow();
+  let sink = 0;
+  for (const record of records) sink += sourceId(record).length;
+  idFloor.push(cpuNow() - start);
+  if (sink !== 32 * records.length) throw new Error("unexpected id length");
+}
+
+// Re-render after one streamed token.
+let text = streamingBase;
+const mounted = mount(withAnswer(base, text), resolver);
+const tokens = [];
+for (let token = 0; token < TOKENS; token++) {
+  text += ` token${token}`;
+  const messages = withAnswer(base, text);
+  const start = cpuNow();
+  flushSync(() => mounted.reactRoot.render(h(Transcript, { messages, resolver })));
+  tokens.push(cpuNow() - start);
+}
+const chips = mounted.container.querySelectorAll(".dk-chip").length;
+unmount(mounted);
+
+const stats = resolver.stats;
+const firstCold = median(cold);
+const firstWarm = median(warm);
+const rerender = median(tokens);
+console.log(`messages: ${history.length + 1}, tool messages: ${TURNS}, sources: ${TURNS * SOURCES_PER_TOOL}, chips rendered: ${chips}`);
+console.log(`resolver: ${stats.validations} validations, ${stats.indexBuilds} index builds, ${stats.historyScans} history scans`);
+console.log(`first render, cold (median of ${FIRST_RUNS}): ${ms(firstCold)}  [${cold.map((v) => v.toFixed(0)).join(", ")}]`);
+console.log(`first render, warm caches (median of ${FIRST_RUNS + 2}): ${ms(firstWarm)}`);
+console.log(`re-render after one token (median of ${TOKENS}): ${ms(rerender)}  [p90 ${ms([...tokens].sort((a, b) => a - b)[Math.floor(TOKENS * 0.9)])}]`);
+const firstPlain = median(plain);
+const firstNoPanel = median(warmNoPanel);
+const cs = median(collectCold);
+const floor = median(idFloor);
+const ratio = (a, b) => (a / b).toFixed(a / b < 0.1 ? 4 : 2);
+console.log(`baseline: plain react-markdown + rehype-sanitize (median of ${FIRST_RUNS + 2}): ${ms(firstPlain)}`);
+console.log(`first render without SourcesPanel, warm caches: ${ms(firstNoPanel)}`);
+console.log(`DOM before any interaction: ${domFull.elements} elements, ${domFull.text} characters of text (without SourcesPanel: ${domNoPanel.elements}, ${domNoPanel.text}); plain: ${domPlain.elements}, ${domPlain.text}`);
+console.log(`previews / excerpts mounted before any interaction: ${previewsMounted}`);
+console.log(`collectSources cold (median of ${FIRST_RUNS + 2}): ${ms(cs)}; recomputing the ${allRecords.length} ids: ${ms(floor)}`);
+console.log(`ratio re-render/first render (warm caches): ${ratio(rerender, firstWarm)}`);
+console.log(`ratio collectSources cold/id floor (target ≤ 1.6): ${ratio(cs, floor)}`);
+console.log(`ratio DOM elements/plain react-markdown (target ≤ 1.5): ${ratio(domFull.elements, domPlain.elements)}`);
+console.log(`ratio DOM elements without SourcesPanel/plain react-markdown: ${ratio(domNoPanel.elements, domPlain.elements)}`);
+console.log(`ratio first render without SourcesPanel (warm)/plain react-markdown: ${ratio(firstNoPanel, firstPlain)}`);
+console.log(`ratio first render (cold)/plain react-markdown: ${ratio(firstCold, firstPlain)}`);
+console.log(`ratio first render (warm)/plain react-markdown (target ≤ 1.3): ${ratio(firstWarm, firstPlain)}`);
+console.log(`ratio re-render/first render (target ≤ 0.01): ${ratio(rerender, firstCold)}`);
