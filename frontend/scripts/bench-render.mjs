@@ -182,10 +182,12 @@ function mount(messages, resolver, element = (props) => h(Transcript, props)) {
   return { reactRoot, container, elapsed: cpuNow() - start };
 }
 
-const domSize = (container) => ({
-  elements: container.querySelectorAll("*").length,
-  text: container.textContent.length,
-});
+const domSize = (container) => {
+  const all = container.querySelectorAll("*");
+  let attributes = 0;
+  for (const element of all) attributes += element.attributes.length;
+  return { elements: all.length, attributes, text: container.textContent.length };
+};
 
 function unmount({ reactRoot, container }) {
   flushSync(() => reactRoot.unmount());
@@ -289,7 +291,7 @@ const floor = median(idFloor);
 const ratio = (a, b) => (a / b).toFixed(a / b < 0.1 ? 4 : 2);
 console.log(`baseline: plain react-markdown + rehype-sanitize (median of ${FIRST_RUNS + 2}): ${ms(firstPlain)}`);
 console.log(`first render without SourcesPanel, warm caches: ${ms(firstNoPanel)}`);
-console.log(`DOM before any interaction: ${domFull.elements} elements, ${domFull.text} characters of text (without SourcesPanel: ${domNoPanel.elements}, ${domNoPanel.text}); plain: ${domPlain.elements}, ${domPlain.text}`);
+console.log(`DOM before any interaction: ${domFull.elements} elements, ${domFull.attributes} attributes, ${domFull.text} characters of text (without SourcesPanel: ${domNoPanel.elements}, ${domNoPanel.attributes}, ${domNoPanel.text}); plain: ${domPlain.elements}, ${domPlain.attributes}, ${domPlain.text}`);
 console.log(`previews / excerpts mounted before any interaction: ${previewsMounted}`);
 console.log(`collectSources cold (median of ${FIRST_RUNS + 2}): ${ms(cs)}; recomputing the ${allRecords.length} ids: ${ms(floor)}`);
 console.log(`ratio re-render/first render (warm caches): ${ratio(rerender, firstWarm)}`);

@@ -28,7 +28,7 @@ function remember(markdown: string, found: readonly Citation[]): readonly Citati
  */
 export function rememberCitations(markdown: string, citations: readonly Citation[]): void {
   if (markdown.length <= MAX_MEMO_CHARS && !memo.has(markdown)) {
-    remember(markdown, Object.freeze([...citations]));
+    remember(markdown, Object.isFrozen(citations) ? citations : Object.freeze([...citations]));
   }
 }
 

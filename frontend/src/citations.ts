@@ -9,12 +9,11 @@
  * ({@link citationsInTree}). The Python twin uses pulldown-cmark; `contracts/vectors/citations.json`
  * and the CommonMark spec examples pin both to CommonMark.
  *
- * micromark is super-linear on a few hostile shapes (thousands of emphasis delimiters or deeply
- * nested brackets in one paragraph). {@link literalMarkersExtension} keeps every parse linear: in a
- * block (a run of lines between blank lines) with more than {@link MAX_INLINE_MARKERS} inline
- * markers or brackets nested deeper than {@link MAX_BRACKET_DEPTH}, those markers are plain text.
- * Likewise only the whole lines within the first {@link MAX_MARKDOWN_CHARS} code points are
- * parsed; the rest of such a message is plain text. Offsets are UTF-16 internally, reported in code points.
+ * micromark is super-linear on a few hostile shapes; every parse here keeps within the budgets of
+ * the one Markdown cost guard (`guard.ts`): {@link literalMarkersExtension} makes the inline
+ * markers of a block over its budget text, and only the whole lines within the first
+ * {@link MAX_MARKDOWN_CHARS} code points are parsed. Offsets are UTF-16 internally, reported in
+ * code points.
  */
 
 import { fromMarkdown } from "mdast-util-from-markdown";
@@ -22,18 +21,13 @@ import type { Nodes, Parents, Root } from "mdast";
 import type { Code, Construct, Extension, State, TokenizeContext } from "micromark-util-types";
 import type { VFile } from "vfile";
 
-import { CodePointCounter, codePointToUtf16Index } from "./text.js";
+import { literalRanges, MAX_BRACKET_DEPTH, MAX_INLINE_MARKERS, MAX_MARKDOWN_CHARS, type MarkdownLimits } from "./guard.js";
+import { applyEdits, CodePointCounter, codePointToUtf16Index } from "./text.js";
+
+// The guard's budgets live in guard.ts (one module, one rule); re-exported where they always were.
+export { MAX_BRACKET_DEPTH, MAX_INLINE_MARKERS, MAX_MARKDOWN_CHARS, type MarkdownLimits };
 
 export const CITATION_LABEL_PREFIX = "citation:";
-/** Inline markers (`*`/`_`/`~` runs, `[`, `]`) one block may hold before they become text. */
-export const MAX_INLINE_MARKERS = 512;
-/** Bracket nesting one block may reach before its markers become text. */
-export const MAX_BRACKET_DEPTH = 32;
-/**
- * Code points of a message parsed as Markdown: the whole lines within them; the lines after are
- * one plain-text paragraph (micromark's container handling is super-linear on long documents).
- */
-export const MAX_MARKDOWN_CHARS = 200_000;
 /**
  * Relabeling passes that replace a link by its label exactly as written; a later pass (reached
  * only by links nested deeper, i.e. hostile input) also escapes the brackets that could form one.
@@ -120,11 +114,12 @@ export function stripCitationPrefix(label: string): string {
  * there). Pass it with the other micromark extensions when parsing `markdown` itself.
  */
 export function literalMarkersExtension(markdown: string, limits: MarkdownLimits = {}): Extension {
-  const ranges = hostileBlocks(markdown, limits);
-  return ranges.length === 0 ? {} : literalMarkers(() => ranges);
+  const ranges = literalRanges(markdown, limits);
+  return ranges.length === 0 ? {} : { text: literalMarkers(() => ranges) };
 }
 
-function literalMarkers(ranges: () => readonly number[]): Extension {
+/** The constructs that read `*`, `_`, `~`, `[`, `]`, `!` as text inside `ranges()`. */
+function literalMarkers(ranges: () => readonly number[]): NonNullable<Extension["text"]> {
   const construct: Construct = {
     name: "knowledgeLiteralMarker",
     tokenize(this: TokenizeContext, effects, ok, nok): State {
@@ -139,7 +134,7 @@ function literalMarkers(ranges: () => readonly number[]): Extension {
     },
   };
   // Tried before micromark's own constructs for these codes (extension constructs come first).
-  return { text: { 33: construct, 42: construct, 91: construct, 93: construct, 95: construct, 126: construct } };
+  return { 33: construct, 42: construct, 91: construct, 93: construct, 95: construct, 126: construct };
 }
 
 /** What {@link remarkCitations} found on the final mdast (`file.data.knowledgeCitations`). */
@@ -153,6 +148,11 @@ export interface TreeCitations {
 declare module "vfile" {
   interface DataMap {
     knowledgeCitations: TreeCitations;
+    /**
+     * The guard's block ranges of `file.value`, when the caller already scanned it
+     * (`scanMarkdown`): the parse then does not scan the text again.
+     */
+    knowledgeLiteralRanges: readonly number[];
   }
 }
 
@@ -163,7 +163,7 @@ interface ParserHost {
 
 /**
  * A unified (remark) plugin for a renderer: use it after remark-parse and every other remark
- * plugin. It adds the linearity guard to the parse and, as the last transformer, stores the
+ * plugin. It keeps the parse within the guard's budgets and, as the last transformer, stores the
  * citations of the final mdast on `file.data.knowledgeCitations`, so the renderer numbers and
  * draws chips from the tree it renders.
  */
@@ -173,29 +173,27 @@ export function remarkCitations(
 ): (tree: Root, file: VFile) => void {
   const host = this as ParserHost;
   let ranges: readonly number[] = [];
+  // The extension's constructs are present only while the document has a block over budget, so
+  // an ordinary message pays no extra attempt at each marker (micromark combines the extensions
+  // afresh on every parse, so the object can change between parses).
+  const markers = literalMarkers(() => ranges);
+  const extension: Extension = {};
   const data = host.data();
-  data.micromarkExtensions = [...(data.micromarkExtensions ?? []), literalMarkers(() => ranges)];
+  data.micromarkExtensions = [...(data.micromarkExtensions ?? []), extension];
   const parse = host.parser;
   if (parse !== undefined) {
     host.parser = (document, file) =>
       parseCapped(document, limits ?? {}, (head) => {
-        ranges = hostileBlocks(head, limits ?? {});
+        const known = file.data.knowledgeLiteralRanges;
+        ranges = known !== undefined && head === file.value ? known : literalRanges(head, limits ?? {});
+        if (ranges.length > 0) extension.text = markers;
+        else delete extension.text;
         return parse(head, file) as Root;
       });
   }
   return (tree, file) => {
     file.data.knowledgeCitations = citationsByOffset(tree, String(file.value));
   };
-}
-
-/**
- * The linearity guard's limits (defaults {@link MAX_INLINE_MARKERS}, {@link MAX_BRACKET_DEPTH},
- * {@link MAX_MARKDOWN_CHARS}).
- */
-export interface MarkdownLimits {
-  readonly maxInlineMarkers?: number;
-  readonly maxBracketDepth?: number;
-  readonly maxMarkdownChars?: number;
 }
 
 /** The mdast of `markdown`, parsed as react-markdown parses it (plain CommonMark, no plugin). */
@@ -211,6 +209,8 @@ export function parseMarkdown(markdown: string, limits: MarkdownLimits = {}): Ro
  */
 function parseCapped(markdown: string, limits: MarkdownLimits, parse: (head: string) => Root): Root {
   const max = limits.maxMarkdownChars ?? MAX_MARKDOWN_CHARS;
+  // No more code points than UTF-16 units: a short message needs no count.
+  if (markdown.length <= max) return parse(markdown);
   let cut = codePointToUtf16Index(markdown, max);
   if (cut >= markdown.length) return parse(markdown);
   // Back to the start of the line holding the limit, so the tail is whole lines.
@@ -329,14 +329,7 @@ function relabelOnce(markdown: string, keep: ReadonlySet<string>, escape: boolea
     edits.push([link.start, link.end, pieces.join("")]);
   }
   edits.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const out: string[] = [];
-  let cursor = 0;
-  for (const [offset, end, replacement] of edits) {
-    out.push(markdown.slice(cursor, offset), replacement);
-    cursor = end;
-  }
-  out.push(markdown.slice(cursor));
-  return out.join("");
+  return applyEdits(markdown, edits);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -496,65 +489,6 @@ function isAsciiPunctuation(unit: number): boolean {
     (unit >= 0x5b && unit <= 0x60) ||
     (unit >= 0x7b && unit <= 0x7e)
   );
-}
-
-// ---------------------------------------------------------------------------------------------
-// The linearity guard
-
-/**
- * Flat `[start, end, start, end, …]` UTF-16 ranges of the blocks over the limits. A block is a
- * maximal run of non-blank lines: no paragraph (micromark's unit of inline parsing) crosses a
- * blank line, so every paragraph lies inside one block and the counts bound its markers.
- */
-function hostileBlocks(markdown: string, limits: MarkdownLimits): number[] {
-  const maxMarkers = limits.maxInlineMarkers ?? MAX_INLINE_MARKERS;
-  const maxDepth = limits.maxBracketDepth ?? MAX_BRACKET_DEPTH;
-  const ranges: number[] = [];
-  const n = markdown.length;
-  let blockStart = 0;
-  let markers = 0;
-  let depth = 0;
-  let hostile = false;
-  let i = 0;
-  while (i < n) {
-    const lineStart = i;
-    let blank = true;
-    let previous = -1;
-    for (; i < n; i++) {
-      const unit = markdown.charCodeAt(i);
-      if (unit === 0x0a || unit === 0x0d) break;
-      if (unit !== 0x20 && unit !== 0x09) blank = false;
-      if (unit === 0x5c) {
-        // An escaped character is no marker; a `\` before a line ending escapes nothing.
-        const next = i + 1 < n ? markdown.charCodeAt(i + 1) : 0x0a;
-        if (next !== 0x0a && next !== 0x0d) i += 1;
-        previous = -1;
-        continue;
-      }
-      if (unit === 0x2a || unit === 0x5f || unit === 0x7e) {
-        if (unit !== previous) markers += 1;
-      } else if (unit === 0x5b) {
-        markers += 1;
-        depth += 1;
-        if (depth > maxDepth) hostile = true;
-      } else if (unit === 0x5d) {
-        markers += 1;
-        if (depth > 0) depth -= 1;
-      }
-      previous = unit;
-    }
-    if (markers > maxMarkers) hostile = true;
-    if (i < n) i += markdown.charCodeAt(i) === 0x0d && markdown.charCodeAt(i + 1) === 0x0a ? 2 : 1;
-    if (blank) {
-      if (hostile) ranges.push(blockStart, lineStart);
-      blockStart = i;
-      markers = 0;
-      depth = 0;
-      hostile = false;
-    }
-  }
-  if (hostile) ranges.push(blockStart, n);
-  return ranges;
 }
 
 function inRanges(ranges: readonly number[], offset: number): boolean {

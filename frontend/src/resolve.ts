@@ -166,8 +166,21 @@ export function isToolMessage(message: unknown): message is Record<string, unkno
   return type === undefined && field(message, "role") === "tool";
 }
 
+// A source's display is a pure function of the (frozen) source: computed once per source object,
+// however many chips, panels and re-renders show it.
+const displays = new WeakMap<ResolvedSource, SourceDisplay>();
+
 /** The display model of a verified source. */
 export function describeSource(source: ResolvedSource): SourceDisplay {
+  let display = displays.get(source);
+  if (display === undefined) {
+    display = Object.freeze(displayOf(source));
+    displays.set(source, display);
+  }
+  return display;
+}
+
+function displayOf(source: ResolvedSource): SourceDisplay {
   if (source.kind === "shared") {
     const record = source.record;
     return {

@@ -133,3 +133,19 @@ export class CodePointCounter {
     return this.count;
   }
 }
+
+/**
+ * `s` with each `[start, end, replacement]` edit applied (UTF-16 offsets into `s`, sorted, not
+ * overlapping): one join however many edits, so rewriting a message stays linear.
+ */
+export function applyEdits(s: string, edits: readonly (readonly [number, number, string])[]): string {
+  if (edits.length === 0) return s;
+  const out: string[] = [];
+  let cursor = 0;
+  for (const [start, end, replacement] of edits) {
+    out.push(s.slice(cursor, start), replacement);
+    cursor = end;
+  }
+  out.push(s.slice(cursor));
+  return out.join("");
+}

@@ -103,3 +103,11 @@ describe("white space and control characters (§1)", () => {
     expect(hasControl(EMOJI)).toBe(false);
   });
 });
+
+describe("applyEdits", () => {
+  it("applies sorted edits in one pass and leaves the rest byte-identical", async () => {
+    const { applyEdits } = await import("../src/text.js");
+    expect(applyEdits("abcdef", [])).toBe("abcdef");
+    expect(applyEdits("abcdef", [[0, 1, "X"], [2, 2, "\\"], [4, 6, ""]])).toBe("Xb\\cd");
+  });
+});

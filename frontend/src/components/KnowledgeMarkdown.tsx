@@ -13,10 +13,9 @@
  */
 
 import {
-  createContext,
   memo,
-  useContext,
   useMemo,
+  type Key,
   type ComponentPropsWithoutRef,
   type ReactElement,
   type ReactNode,
@@ -41,11 +40,11 @@ import { rememberCitations } from "../citationMemo.js";
 import { summarizeCitations, type SourceLookup } from "../resolve.js";
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
 import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
-import { suffixesFor } from "./distinguish.js";
-import { guardMarkdown } from "./markdownGuard.js";
+import { distinguishSources } from "./distinguish.js";
+import { scanMarkdown } from "../guard.js";
 import { MessageBoundary, PlainTextMessage } from "./MessageBoundary.js";
 import { markdownOf } from "./messageText.js";
-import { DEFAULT_LABELS, mergeLabels, type KnowledgeLabels } from "./labels.js";
+import { mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
 
 /**
@@ -76,20 +75,16 @@ export type KnowledgeMarkdownProps = CitationSourceProps & {
   readonly labels?: Partial<KnowledgeLabels> | undefined;
 };
 
-interface CitationContextValue {
+/** What a message's links and images render against (computed once per message and lookup). */
+interface MessageContext {
   readonly lookup: SourceLookup;
   readonly numbers: ReadonlyMap<string, number>;
+  /** What tells apart two cited sources of one document ("p. 3", "excerpt 2"), by id. */
+  readonly suffixes: ReadonlyMap<string, string>;
   /** The citations found on the rendered tree, by the UTF-16 source offset of their `[`. */
   readonly citations: ReadonlyMap<number, Citation>;
   readonly labels: KnowledgeLabels;
 }
-
-const CitationContext = createContext<CitationContextValue>({
-  lookup: { get: () => undefined, size: 0, sources: () => [] },
-  numbers: new Map(),
-  citations: new Map(),
-  labels: DEFAULT_LABELS,
-});
 
 interface HastLike {
   readonly type?: string;
@@ -111,82 +106,112 @@ interface PositionedNode {
   readonly position?: { readonly start?: { readonly offset?: number } };
 }
 
-function MarkdownLink({
-  node,
-  href,
-  children,
-}: ComponentPropsWithoutRef<"a"> & ExtraProps): ReactElement {
-  const { lookup, numbers, citations, labels } = useContext(CitationContext);
+type LinkProps = ComponentPropsWithoutRef<"a"> & ExtraProps;
+
+/** A rendered link: a chip, an inert label, a web citation or an ordinary (allowlisted) link. */
+function linkElement({ node, href, children }: LinkProps, key: Key | undefined, context: MessageContext): ReactElement {
+  const { lookup, numbers, suffixes, citations, labels } = context;
   const offset = (node as PositionedNode | undefined)?.position?.start?.offset;
   const citation = offset === undefined ? undefined : citations.get(offset);
-  if (citation === undefined) {
-    return <OrdinaryLink href={href} labels={labels}>{children}</OrdinaryLink>;
-  }
-  const labelText = stripCitationPrefix(textOf(node as HastLike | undefined));
+  if (citation === undefined) return ordinaryLink(href, labels, children, key);
+  // The label text is needed only where the model's label is shown (never on a chip).
+  const labelText = (): string => stripCitationPrefix(textOf(node as HastLike | undefined));
   switch (citation.kind) {
     case "shared":
     case "native": {
       const id = citation.source_id as string;
       const source = lookup.get(id);
       if (source === undefined) {
-        return <InertCitation label={labelText} reason="evidence_not_loaded" labels={labels} />;
+        return <InertCitation key={key} label={labelText()} reason="evidence_not_loaded" labels={labels} />;
       }
-      const suffix = suffixesFor(numbers, (key) => lookup.get(key), labels).get(id);
-      return <CitationChip source={source} number={numbers.get(id)} suffix={suffix} labels={labels} />;
+      return <CitationChip key={key} source={source} number={numbers.get(id)} suffix={suffixes.get(id)} labels={labels} />;
     }
     case "malformed":
       return (
-        <InertCitation label={labelText} reason={citation.reason ?? "unsupported_destination"} labels={labels} />
+        <InertCitation
+          key={key}
+          label={labelText()}
+          reason={citation.reason ?? "unsupported_destination"}
+          labels={labels}
+        />
       );
     case "web":
       // The sanitized href (the sanitizer keeps http(s)); the found one if a plugin dropped it.
-      return <WebCitation label={labelText} href={href ?? citation.href} labels={labels} />;
+      return <WebCitation key={key} label={labelText()} href={href ?? citation.href} labels={labels} />;
   }
 }
 
-function OrdinaryLink({
-  href,
-  labels,
-  children,
-}: {
-  readonly href: string | undefined;
-  readonly labels: KnowledgeLabels;
-  readonly children: ReactNode;
-}): ReactElement {
+function ordinaryLink(
+  href: string | undefined,
+  labels: KnowledgeLabels,
+  children: ReactNode,
+  key: Key | undefined,
+): ReactElement {
   const safe = classifyHref(href);
   if (safe === null) {
     return (
-      <span className="dk-link-blocked" title={labels.linkBlocked}>
+      <span key={key} className="dk-link-blocked" title={labels.linkBlocked}>
         {children}
       </span>
     );
   }
   if (safe.kind === "external") {
     return (
-      <a className="dk-link" href={safe.href} target="_blank" rel={EXTERNAL_LINK_REL}>
+      <a key={key} className="dk-link" href={safe.href} target="_blank" rel={EXTERNAL_LINK_REL}>
         {children}
         <span className="dk-sr-only"> {labels.opensInNewTab}</span>
       </a>
     );
   }
   return (
-    <a className="dk-link" href={safe.href}>
+    <a key={key} className="dk-link" href={safe.href}>
       {children}
     </a>
   );
 }
 
-function MarkdownImage({ alt }: ComponentPropsWithoutRef<"img"> & ExtraProps): ReactElement {
-  const { labels } = useContext(CitationContext);
+function imageElement(
+  { alt }: ComponentPropsWithoutRef<"img"> & ExtraProps,
+  key: Key | undefined,
+  labels: KnowledgeLabels,
+): ReactElement {
   const text = typeof alt === "string" && alt !== "" ? `${labels.image}: ${alt}` : labels.image;
   return (
-    <span className="dk-image" title={labels.imageHelp}>
+    <span key={key} className="dk-image" title={labels.imageHelp}>
       [{text}]
     </span>
   );
 }
 
-const COMPONENTS: Components = { a: MarkdownLink, img: MarkdownImage };
+// Placeholders that only mark, for the element factory below, where hast-util-to-jsx-runtime
+// meets a link or an image (so it passes the hast node); they are never rendered. Links become
+// their elements right there, without a component of their own in between: a thread of many
+// cited messages renders no extra component (nor context read) per link.
+const LINK = (): null => null;
+const IMAGE = (): null => null;
+const COMPONENTS: Components = { a: LINK, img: IMAGE };
+
+type ElementFactory = typeof jsx;
+
+/** The React elements of one message's hast, its links and images drawn against `context`. */
+function elementsOf(hast: HastRoot, context: MessageContext): ReactNode {
+  const wrap =
+    (factory: ElementFactory): ElementFactory =>
+    (type, props, key) => {
+      if (type === LINK) return linkElement(props as LinkProps, key, context);
+      if (type === IMAGE) return imageElement(props as ComponentPropsWithoutRef<"img">, key, context.labels);
+      return factory(type, props, key);
+    };
+  return toJsxRuntime(hast, {
+    Fragment,
+    jsx: wrap(jsx),
+    jsxs: wrap(jsxs),
+    components: COMPONENTS,
+    ignoreInvalidStyle: true,
+    passKeys: true,
+    passNode: true,
+  });
+}
 
 // A citation still being written at the very end of a streaming message.
 const PENDING_TAIL =
@@ -239,6 +264,21 @@ function rehypeRawAsText() {
 
 /** The processor of one plugin configuration: react-markdown's, plus citation finding. */
 function createProcessor(remarkPlugins: PluggableList, rehypePlugins: PluggableList): Processor {
+  const byRehype = processors.get(remarkPlugins);
+  const known = byRehype?.get(rehypePlugins);
+  if (known !== undefined) return known;
+  const processor = buildProcessor(remarkPlugins, rehypePlugins);
+  if (byRehype === undefined) processors.set(remarkPlugins, new WeakMap([[rehypePlugins, processor]]));
+  else byRehype.set(rehypePlugins, processor);
+  return processor;
+}
+
+// One frozen processor per plugin configuration (the arrays are asked to be stable), shared by
+// every message: building one runs every plugin's attacher, which a thread of many messages would
+// otherwise pay once per message. Parsing is synchronous, so sharing it is safe.
+const processors = new WeakMap<PluggableList, WeakMap<PluggableList, Processor>>();
+
+function buildProcessor(remarkPlugins: PluggableList, rehypePlugins: PluggableList): Processor {
   return unified()
     .use(remarkParse)
     .use(remarkPlugins)
@@ -254,11 +294,17 @@ interface ParsedMessage extends TreeCitations {
   readonly hast: HastRoot;
 }
 
+const NO_RANGES: readonly number[] = [];
+const NO_SUFFIXES: ReadonlyMap<string, string> = new Map();
 const NO_CITATIONS: TreeCitations = { citations: [], byOffset: new Map() };
 
-/** One parse of `markdown`: its hast and the citations found on the mdast it came from. */
-function parseMessage(processor: Processor, markdown: string): ParsedMessage {
+/**
+ * One parse of `markdown`: its hast and the citations found on the mdast it came from. `literal`
+ * is the guard's block ranges of `markdown`, already scanned (so the parse does not scan again).
+ */
+function parseMessage(processor: Processor, markdown: string, literal: readonly number[]): ParsedMessage {
   const file = new VFile(markdown);
+  file.data.knowledgeLiteralRanges = literal;
   const hast = processor.runSync(processor.parse(file), file) as unknown as HastRoot;
   return { hast, ...(file.data.knowledgeCitations ?? NO_CITATIONS) };
 }
@@ -286,10 +332,10 @@ const MarkdownBody = memo(function MarkdownBody({
     [remarkPlugins, rehypePlugins],
   );
   // The guard runs first, so what is parsed (and numbered) is exactly what is rendered.
-  const guarded = useMemo(() => guardMarkdown(body), [body]);
+  const guarded = useMemo(() => scanMarkdown(body), [body]);
   const source = guarded.kind === "plain" ? "" : guarded.markdown;
   const parsed = useMemo(() => {
-    const result = parseMessage(processor, source);
+    const result = parseMessage(processor, source, guarded.kind === "plain" ? NO_RANGES : guarded.literal);
     // The same parse findCitations would make (no host plugins, nothing capped): SourcesPanel
     // and the resolver reuse it instead of parsing the message a second time.
     if (remarkPlugins === undefined && guarded.kind === "markdown" && source === markdown) {
@@ -297,34 +343,21 @@ const MarkdownBody = memo(function MarkdownBody({
     }
     return result;
   }, [processor, source, remarkPlugins, guarded, markdown]);
-  const numbers = useMemo(() => summarizeCitations(parsed.citations, lookup).numbers, [parsed, lookup]);
-  const context = useMemo(
-    () => ({ lookup, numbers, citations: parsed.byOffset, labels: merged }),
-    [lookup, numbers, parsed, merged],
-  );
-  const content = useMemo(
-    () =>
-      toJsxRuntime(parsed.hast, {
-        Fragment,
-        jsx,
-        jsxs,
-        components: COMPONENTS,
-        ignoreInvalidStyle: true,
-        passKeys: true,
-        passNode: true,
-      }),
-    [parsed],
-  );
+  const context = useMemo(() => {
+    const summary = summarizeCitations(parsed.citations, lookup);
+    // Computed once a message, in first-citation order (the order the numbers follow).
+    const suffixes = summary.sources.length < 2 ? NO_SUFFIXES : distinguishSources(summary.sources, merged);
+    return { lookup, numbers: summary.numbers, suffixes, citations: parsed.byOffset, labels: merged };
+  }, [lookup, parsed, merged]);
+  const content = useMemo(() => elementsOf(parsed.hast, context), [parsed, context]);
   if (guarded.kind === "plain") {
     return <PlainTextMessage text={guarded.text} note={merged.plainFallback} className={className} />;
   }
   return (
-    <CitationContext.Provider value={context}>
-      <div className={className === undefined ? "dk-markdown" : `dk-markdown ${className}`}>
-        {content}
-        {pending && <span className="dk-pending" aria-hidden="true" title={merged.pending} />}
-      </div>
-    </CitationContext.Provider>
+    <div className={className === undefined ? "dk-markdown" : `dk-markdown ${className}`}>
+      {content}
+      {pending && <span className="dk-pending" aria-hidden="true" title={merged.pending} />}
+    </div>
   );
 });
 

@@ -34,26 +34,3 @@ export function distinguishSources(
   }
   return suffixes;
 }
-
-const cache = new WeakMap<object, ReadonlyMap<string, string>>();
-
-/**
- * {@link distinguishSources} over the sources a message cites (`numbers`: id → number, as the
- * renderer computes them), computed once per `numbers` map.
- */
-export function suffixesFor(
-  numbers: ReadonlyMap<string, number>,
-  get: (id: string) => ResolvedSource | undefined,
-  labels: KnowledgeLabels = DEFAULT_LABELS,
-): ReadonlyMap<string, string> {
-  const cached = cache.get(numbers);
-  if (cached !== undefined) return cached;
-  const sources: ResolvedSource[] = [];
-  for (const id of numbers.keys()) {
-    const source = get(id);
-    if (source !== undefined) sources.push(source);
-  }
-  const result = distinguishSources(sources, labels);
-  cache.set(numbers, result);
-  return result;
-}
