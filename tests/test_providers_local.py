@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import random
@@ -629,6 +630,86 @@ def test_the_full_text_index_follows_builds_updates_and_rechunks(
     assert _titles(rechunked, "owls") == ["new.md"]
     local.close()
     rechunked.close()
+
+
+def _journal_mode(index: Path) -> str:
+    with contextlib.closing(sqlite3.connect(index)) as connection:
+        return str(connection.execute("PRAGMA journal_mode").fetchone()[0])
+
+
+def test_a_first_build_uses_a_rollback_journal_and_leaves_the_index_in_wal_mode(
+    tmp_path: Path, docs: Path
+) -> None:
+    index = tmp_path / "i.sqlite"
+    modes: list[str] = []
+    local = LocalProvider(index)
+
+    def during(event: IndexProgress) -> None:
+        modes.append(_journal_mode(index))
+
+    local.index(docs, progress=during)
+    assert set(modes) == {"delete"}  # pages written once, not to the WAL and then the file
+    assert _journal_mode(index) == "wal"
+    assert not (tmp_path / "i.sqlite-journal").exists()
+    _integrity_check(index)
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    modes.clear()
+    local.index(docs, progress=during)  # an update: WAL, so that readers never wait
+    assert modes == ["wal"] * 3
+    local.close()
+
+
+def test_an_interrupted_first_build_leaves_an_empty_index_in_wal_mode(
+    tmp_path: Path, docs: Path
+) -> None:
+    index = tmp_path / "i.sqlite"
+    local = LocalProvider(index)
+
+    def interrupt(event: IndexProgress) -> None:
+        if event.done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        local.index(docs, progress=interrupt)
+    assert _journal_mode(index) == "wal" and not (tmp_path / "i.sqlite-journal").exists()
+    assert local.search_sync("antlers").hits == ()  # rolled back to the empty index
+    assert _titles(local, "antlers") == []
+    local.close()
+    assert local.index(docs).added == ("deer.md", "guides/forest.txt", "meadow.md")
+
+
+def test_a_first_build_with_a_reader_open_stays_in_wal_mode(tmp_path: Path, docs: Path) -> None:
+    index = tmp_path / "i.sqlite"
+    local = LocalProvider(index)
+    with pytest.raises(KeyboardInterrupt):  # the schema, but no documents
+        local.index(docs, progress=lambda event: (_ for _ in ()).throw(KeyboardInterrupt()))
+    reader = LocalProvider(index)
+    assert reader.search_sync("antlers").hits == ()  # its connection stays open in the pool
+    modes: list[str] = []
+    local.index(docs, progress=lambda event: modes.append(_journal_mode(index)))
+    assert set(modes) == {"wal"}  # SQLite refused the switch: the build ran in WAL mode
+    assert _titles(reader, "antlers") == ["deer.md"]
+    reader.close()
+    local.close()
+
+
+def test_a_search_that_waits_too_long_for_a_first_build_says_so(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deerflow.knowledge.providers import local as local_module
+
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    monkeypatch.setattr(local_module, "_BUSY_TIMEOUT_MS", 50)
+    with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as writer:
+        writer.execute("PRAGMA journal_mode = DELETE")  # as during a first build
+        writer.execute("BEGIN EXCLUSIVE")
+        reader = LocalProvider(index)
+        with pytest.raises(ProviderConfigError, match="still locked by its first build"):
+            reader.search_sync("antlers")
+        writer.execute("ROLLBACK")
+    assert _titles(reader, "antlers") == ["deer.md"]
+    reader.close()
 
 
 def test_a_version_1_index_is_read_and_upgraded_in_place(tmp_path: Path, docs: Path) -> None:
