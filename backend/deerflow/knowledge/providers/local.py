@@ -17,7 +17,9 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
 * **Incremental.** A file whose content hash is unchanged is skipped; a changed file is re-chunked;
   a file that disappeared (or is now skipped) leaves the index. One write transaction covers the
   whole run, and the database is in WAL mode: a concurrent reader sees the index as it was before
-  the run or after it, never half-way. An unreadable or corrupt file, one larger than
+  the run or after it, never half-way. (A first build, into an index with no documents yet, uses
+  a rollback journal instead and switches back to WAL when it ends: a reader then waits for the
+  commit, up to the busy timeout, instead of seeing the empty index.) An unreadable or corrupt file, one larger than
   ``max_file_bytes``, and anything that is not a regular file (a named pipe, socket or device:
   opened non-blocking and never read, so nothing waits while holding the write transaction) are
   skipped with a reason in the :class:`IndexReport`; the rest is indexed.
@@ -26,9 +28,9 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   megabytes, one statement each: FTS5 ends every statement with a new segment, so row by row it
   would spend more time merging segments than tokenizing. A first build, or one that re-chunks
   every file, empties the full-text index first; an update deletes a row's terms with its old
-  values, as an external-content table needs. The writer syncs the WAL at commit
-  (``synchronous = FULL``): a finished run survives a crash or power loss, an interrupted one
-  leaves the index as it was.
+  values, as an external-content table needs. The writer syncs at commit (``synchronous =
+  FULL``): a finished run survives a crash or power loss, an interrupted one leaves the index
+  as it was.
 * **Queries.** Free text becomes a safe FTS5 expression: every token is quoted as a string, so user
   text can never inject FTS5 syntax (``OR``, ``NEAR(``, ``title:*``, ``^``); the tokens are OR-ed
   and ranked with ``bm25()`` over Porter-stemmed tokens (``citations`` finds ``citation``). A
@@ -504,8 +506,8 @@ class LocalProvider:
         try:
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             connection.execute("PRAGMA journal_mode = WAL")
-            # WAL synced at every commit: once ``index`` returns, its run survives a power loss
-            # (at the cost of one fsync per run).
+            # Synced at every commit: once ``index`` returns, its run survives a power loss (at
+            # the cost of one fsync per run).
             connection.execute("PRAGMA synchronous = FULL")
             connection.execute("BEGIN IMMEDIATE")  # a concurrent creator waits here
             try:
