@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import random
@@ -631,6 +632,86 @@ def test_the_full_text_index_follows_builds_updates_and_rechunks(
     rechunked.close()
 
 
+def _journal_mode(index: Path) -> str:
+    with contextlib.closing(sqlite3.connect(index)) as connection:
+        return str(connection.execute("PRAGMA journal_mode").fetchone()[0])
+
+
+def test_a_first_build_uses_a_rollback_journal_and_leaves_the_index_in_wal_mode(
+    tmp_path: Path, docs: Path
+) -> None:
+    index = tmp_path / "i.sqlite"
+    modes: list[str] = []
+    local = LocalProvider(index)
+
+    def during(event: IndexProgress) -> None:
+        modes.append(_journal_mode(index))
+
+    local.index(docs, progress=during)
+    assert set(modes) == {"delete"}  # pages written once, not to the WAL and then the file
+    assert _journal_mode(index) == "wal"
+    assert not (tmp_path / "i.sqlite-journal").exists()
+    _integrity_check(index)
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    modes.clear()
+    local.index(docs, progress=during)  # an update: WAL, so that readers never wait
+    assert modes == ["wal"] * 3
+    local.close()
+
+
+def test_an_interrupted_first_build_leaves_an_empty_index_in_wal_mode(
+    tmp_path: Path, docs: Path
+) -> None:
+    index = tmp_path / "i.sqlite"
+    local = LocalProvider(index)
+
+    def interrupt(event: IndexProgress) -> None:
+        if event.done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        local.index(docs, progress=interrupt)
+    assert _journal_mode(index) == "wal" and not (tmp_path / "i.sqlite-journal").exists()
+    assert local.search_sync("antlers").hits == ()  # rolled back to the empty index
+    assert _titles(local, "antlers") == []
+    local.close()
+    assert local.index(docs).added == ("deer.md", "guides/forest.txt", "meadow.md")
+
+
+def test_a_first_build_with_a_reader_open_stays_in_wal_mode(tmp_path: Path, docs: Path) -> None:
+    index = tmp_path / "i.sqlite"
+    local = LocalProvider(index)
+    with pytest.raises(KeyboardInterrupt):  # the schema, but no documents
+        local.index(docs, progress=lambda event: (_ for _ in ()).throw(KeyboardInterrupt()))
+    reader = LocalProvider(index)
+    assert reader.search_sync("antlers").hits == ()  # its connection stays open in the pool
+    modes: list[str] = []
+    local.index(docs, progress=lambda event: modes.append(_journal_mode(index)))
+    assert set(modes) == {"wal"}  # SQLite refused the switch: the build ran in WAL mode
+    assert _titles(reader, "antlers") == ["deer.md"]
+    reader.close()
+    local.close()
+
+
+def test_a_search_that_waits_too_long_for_a_first_build_says_so(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deerflow.knowledge.providers import local as local_module
+
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    monkeypatch.setattr(local_module, "_BUSY_TIMEOUT_MS", 50)
+    with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as writer:
+        writer.execute("PRAGMA journal_mode = DELETE")  # as during a first build
+        writer.execute("BEGIN EXCLUSIVE")
+        reader = LocalProvider(index)
+        with pytest.raises(ProviderConfigError, match="still locked by its first build"):
+            reader.search_sync("antlers")
+        writer.execute("ROLLBACK")
+    assert _titles(reader, "antlers") == ["deer.md"]
+    reader.close()
+
+
 def test_a_version_1_index_is_read_and_upgraded_in_place(tmp_path: Path, docs: Path) -> None:
     index = tmp_path / "i.sqlite"
     LocalProvider(index).index(docs)
@@ -680,7 +761,7 @@ def test_a_failed_run_stops_reading_ahead(tmp_path: Path) -> None:
     assert local.index(root).chunks == 40
 
 
-def test_read_ahead_keeps_order_and_stays_at_most_depth_ahead() -> None:
+def test_read_ahead_keeps_order_and_stays_within_its_budget() -> None:
     from deerflow.knowledge.providers.local import _read_ahead
 
     started: list[int] = []
@@ -692,10 +773,115 @@ def test_read_ahead_keeps_order_and_stays_at_most_depth_ahead() -> None:
         ahead.append(len(started) - len(consumed))
         return item * item
 
-    for item, result in _read_ahead(list(range(50)), work, depth=3):
+    items = list(range(50))
+    for item, result in _read_ahead(items, work, weight=lambda _: 10, budget=30):
         assert result == item * item
         consumed.append(item)
-    assert consumed == list(range(50)) and max(ahead) <= 4  # the three ahead plus the current one
+    # Three results of weight 10 held, one being worked on, plus the one being consumed.
+    assert consumed == items and started == items and max(ahead) <= 5
+
+
+def test_read_ahead_passes_a_result_heavier_than_its_budget_one_at_a_time() -> None:
+    from deerflow.knowledge.providers.local import _read_ahead
+
+    started: list[int] = []
+    consumed: list[int] = []
+    ahead: list[int] = []
+
+    def work(item: int) -> int:
+        started.append(item)
+        ahead.append(len(started) - len(consumed))
+        return item
+
+    out = [item for item, _ in _read_ahead(list(range(20)), work, weight=lambda _: 99, budget=10)]
+    for item in out:
+        consumed.append(item)
+    assert out == list(range(20))
+    assert max(ahead) <= 21  # never stuck: each heavy result waits until the previous is taken
+
+
+def test_read_ahead_raises_the_workers_error_in_order_and_stops() -> None:
+    from deerflow.knowledge.providers.local import _read_ahead
+
+    started: list[int] = []
+
+    def work(item: int) -> int:
+        started.append(item)
+        if item == 5:
+            raise ValueError("item 5")
+        return item
+
+    taken: list[int] = []
+    with pytest.raises(ValueError, match="item 5"):
+        for item, _ in _read_ahead(list(range(100)), work, weight=lambda _: 1, budget=1_000):
+            taken.append(item)
+    assert taken == [0, 1, 2, 3, 4] and started == list(range(6))  # nothing after the error
+    assert not [t for t in threading.enumerate() if t.name.startswith("deerflow-index-read")]
+
+
+def _fts_inserts(connection: _Recording) -> list[tuple[object, ...]]:
+    return [
+        parameters
+        for sql, parameters in connection.statements
+        if sql.startswith("INSERT INTO chunks_fts(rowid, text, title)")
+    ]
+
+
+def test_chunk_rows_enter_the_full_text_index_in_batches(tmp_path: Path, docs: Path) -> None:
+    """Counted: one full-text statement per ``batch_chars`` of chunk text (plus the rest at the
+    end), each covering the rows written since the previous one, and FTS5's own check agrees."""
+    from deerflow.knowledge.providers.local import _ChunkWriter, _Prepared
+
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)  # the schema
+    connection = sqlite3.connect(index, isolation_level=None, factory=_Recording)
+    assert isinstance(connection, _Recording)
+    connection.execute("BEGIN IMMEDIATE")
+    connection.execute("DELETE FROM chunks")
+    connection.execute("DELETE FROM documents")
+    writer = _ChunkWriter(connection, bulk=True, batch_chars=1_000)
+    text = "Herons wade in the shallows at dawn. " * 3  # 111 code points
+    for number in range(60):  # 60 files of 3 chunks: 19,980 code points
+        parts: list[tuple[int | None, str]] = [(None, text)] * 3
+        writer.insert_document(f"f{number:02d}.md", _Prepared("0" * 64, len(text) * 3, parts))
+    writer.finish()
+    connection.execute("COMMIT")
+    ranges = [(int(low), int(high)) for low, high in _fts_inserts(connection)]  # type: ignore[call-overload]
+    # A batch closes once it holds 1,000 code points: after 9 chunks (999) it needs a tenth file.
+    assert len(ranges) == 15  # 180 chunks / 12 per batch
+    assert ranges[0][0] == 1 and ranges[-1][1] == 181
+    assert all(high == next_low for (_, high), (next_low, _) in itertools.pairwise(ranges))
+    connection.close()
+    _integrity_check(index)
+    local = LocalProvider(index)
+    assert len(local.search_sync("herons", limit=MAX_LIMIT).hits) > 0
+    local.close()
+
+
+def test_an_update_writes_its_rows_to_the_full_text_index_in_one_statement(
+    tmp_path: Path, docs: Path
+) -> None:
+    index = tmp_path / "i.sqlite"
+    local = LocalProvider(index)
+    local.index(docs)
+    for number in range(30):
+        _write(docs, f"notes/n{number:02d}.md", f"Note {number} about kingfishers.")
+    statements: list[str] = []
+    original = sqlite3.connect
+
+    def recording(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection = original(*args, **kwargs)
+        connection.set_trace_callback(statements.append)
+        return connection
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sqlite3, "connect", recording)
+        assert len(local.index(docs).added) == 30
+    inserts = [s for s in statements if s.startswith("INSERT INTO chunks_fts(rowid, text, title)")]
+    assert len(inserts) == 1  # not one per row or per file
+    _integrity_check(index)
+    assert len(_titles(local, "kingfishers", limit=MAX_LIMIT)) == 30
+    local.close()
 
 
 # --------------------------------------------------------------------------- bounded query plan
