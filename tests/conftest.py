@@ -1,3 +1,3 @@
-"""Shared pytest configuration: the real LightRAG server fixtures (tests/live/fixtures.py)."""
+"""Shared pytest fixtures (tests/live/fixtures.py): the real LightRAG server, PostgreSQL clusters."""
 
 pytest_plugins = ["tests.live.fixtures"]

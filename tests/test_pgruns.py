@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -21,21 +21,8 @@ import pytest
 from deerflow.knowledge.server.http import ApiError
 from deerflow.knowledge.server.pgruns import PgRuns, open_pg_runs
 from deerflow.knowledge.server.streaming import Event
-from tests.live.postgres_server import PostgresUnavailable, start
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    try:
-        server = start()
-    except PostgresUnavailable as exc:
-        pytest.fail(str(exc), pytrace=False)
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @asynccontextmanager

@@ -20,21 +20,8 @@ from langgraph_sdk.errors import ConflictError
 from deerflow.knowledge import find_citations, read_envelope
 from tests.gated_upstream import GatedLightRAG, gated_lightrag
 from tests.gateway_process import gateway_process
-from tests.live.postgres_server import PostgresUnavailable, start
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    try:
-        server = start()
-    except PostgresUnavailable as exc:
-        pytest.fail(str(exc), pytrace=False)
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,8 @@ A server with an API key covers both auth paths: a request without the key gets 
 ``api_key`` attribute for authenticated calls.
 
 If the cached venv cannot be built (no access to PyPI), the requesting tests fail with the reason.
+
+``postgres_url`` gives each test module that asks for it its own throwaway PostgreSQL cluster.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.live.lightrag_server import LightRAGHarnessError, LightRAGServer, start
+from tests.live.postgres_server import PostgresUnavailable
+from tests.live.postgres_server import start as start_postgres
 
 #: Recognisable in any leak: tests assert it never appears in messages, reprs or logs.
 SECRET_MARKER_PREFIX = "deerflow-live-secret-"
@@ -61,3 +65,16 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"SDK insert {t.get('sdk_insert_s', 0):.1f} s, server start "
             f"{t.get('server_start_s', 0):.1f} s, seed {t.get('seed_s', 0):.1f} s"
         )
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on 127.0.0.1 for one test module, stopped by PID."""
+    try:
+        server = start_postgres()
+    except PostgresUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield server.url
+    finally:
+        server.stop()
