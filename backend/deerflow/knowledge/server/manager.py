@@ -18,6 +18,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
@@ -31,10 +32,12 @@ from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
 __all__ = [
     "DEFAULT_RUN_TIMEOUT_SECONDS",
     "FINISHED_RUNS_KEPT",
+    "FINISHED_RUN_BYTES_KEPT",
     "STALE_RUN_GRACE_SECONDS",
     "THREAD_MEMOS_KEPT",
     "RunManager",
     "RunPlan",
+    "runs_to_forget",
 ]
 
 DEFAULT_RUN_TIMEOUT_SECONDS: Final = 300.0
@@ -42,6 +45,10 @@ DEFAULT_RUN_TIMEOUT_SECONDS: Final = 300.0
 STALE_RUN_GRACE_SECONDS: Final = 60.0
 #: Finished runs whose events stay in memory for ``join_stream`` / ``Last-Event-ID`` replays.
 FINISHED_RUNS_KEPT: Final = 200
+#: ... and at most this many bytes of their events: a run on a long thread streams megabytes of
+#: ``values`` frames (the whole history each), so a count alone could hold gigabytes. A run
+#: dropped from memory is still joined, from its thread's final state.
+FINISHED_RUN_BYTES_KEPT: Final = 64 * 1024 * 1024
 #: Threads whose encoded messages stay in memory (least recently run dropped first).
 THREAD_MEMOS_KEPT: Final = 64
 _log = logging.getLogger(__name__)
@@ -76,8 +83,12 @@ class RunManager:
         run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS,
         on_thread_done: Any = None,
         shared: PgRuns | None = None,
+        finished_runs_kept: int = FINISHED_RUNS_KEPT,
+        finished_run_bytes_kept: int = FINISHED_RUN_BYTES_KEPT,
     ) -> None:
         self.graph = graph
+        self.finished_runs_kept = finished_runs_kept
+        self.finished_run_bytes_kept = finished_run_bytes_kept
         self.shared = shared
         if shared is not None:
             shared.on_cancel = self.cancel
@@ -323,9 +334,24 @@ class RunManager:
         return memo
 
     def _forget_old(self) -> None:
-        finished = [rid for rid, s in self.streams.items() if s.done.is_set()]
-        for run_id in finished[: max(0, len(finished) - FINISHED_RUNS_KEPT)]:
+        finished = [(rid, s.size) for rid, s in self.streams.items() if s.done.is_set()]
+        for run_id in runs_to_forget(
+            finished, most=self.finished_runs_kept, most_bytes=self.finished_run_bytes_kept
+        ):
             del self.streams[run_id]
+
+
+def runs_to_forget(finished: Sequence[tuple[str, int]], *, most: int, most_bytes: int) -> list[str]:
+    """The oldest of ``finished`` (run id, bytes; oldest first) to drop so that at most ``most``
+    runs and ``most_bytes`` bytes stay; the newest run stays whatever its size."""
+    kept_bytes = 0
+    keep = 0
+    for _, size in reversed(finished):
+        if keep == most or (keep and kept_bytes + size > most_bytes):
+            break
+        kept_bytes += size
+        keep += 1
+    return [run_id for run_id, _ in finished[: len(finished) - keep]]
 
 
 def _run_error_message(exc: Exception) -> str:

@@ -88,11 +88,14 @@ class RunStream:
         self.thread_id = thread_id
         self.resumable = resumable
         self.events: list[Event] = []
+        #: Bytes of event data held (what a finished run costs to keep for replays).
+        self.size = 0
         self.done = asyncio.Event()
         self._wake = asyncio.Event()
 
     def emit(self, name: str, data: bytes) -> None:
         self.events.append(Event(len(self.events), name, data))
+        self.size += len(data)
         self._wake.set()
         self._wake = asyncio.Event()
 
