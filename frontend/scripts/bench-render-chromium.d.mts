@@ -3,4 +3,7 @@ import type { Browser, Page } from "playwright-core";
 
 export declare const CHROMIUM: string;
 export declare function bundleBench(): Promise<string>;
-export declare function openBenchPage(script: string): Promise<{ browser: Browser; page: Page }>;
+export declare function openBenchPage(
+  script: string,
+  options?: { readonly stylesheet?: boolean },
+): Promise<{ browser: Browser; page: Page }>;

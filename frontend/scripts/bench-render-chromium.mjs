@@ -13,7 +13,8 @@
  * ours alternating); the medians per process are printed, then the median over processes of each
  * process's ratio, the target ratio last (issue 15: ≤ 1.3).
  *
- * Usage: node scripts/bench-render-chromium.mjs [--quick]   (npm run bench runs it)
+ * Usage: node scripts/bench-render-chromium.mjs [--quick] [--no-stylesheet]   (npm run bench runs it;
+ * --no-stylesheet leaves knowledge.css out, to tell the stylesheet's share of style + layout apart)
  */
 
 import { readFileSync } from "node:fs";
@@ -64,14 +65,14 @@ export async function bundleBench() {
 }
 
 /** A fresh headless Chromium with one about:blank page holding the bench bundle (`window.dkBench`). */
-export async function openBenchPage(script) {
+export async function openBenchPage(script, { stylesheet = true } = {}) {
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
   try {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     const errors = [];
     page.on("pageerror", (error) => errors.push(error));
     await page.setContent("<!doctype html><html><head><meta charset=utf-8></head><body></body></html>");
-    await page.addStyleTag({ content: readFileSync(STYLESHEET, "utf8") });
+    if (stylesheet) await page.addStyleTag({ content: readFileSync(STYLESHEET, "utf8") });
     await page.addScriptTag({ content: script });
     if (errors.length > 0) throw errors[0];
     return { browser, page };
@@ -83,6 +84,7 @@ export async function openBenchPage(script) {
 
 async function main() {
   const quick = process.argv.includes("--quick");
+  const stylesheet = !process.argv.includes("--no-stylesheet");
   const TURNS = 200;
   const SOURCES_PER_TOOL = quick ? 20 : 100;
   const RUNS = quick ? 3 : 11;
@@ -95,7 +97,7 @@ async function main() {
   const results = [];
   let version = "";
   for (let process_ = 0; process_ < PROCESSES; process_++) {
-    const { browser, page } = await openBenchPage(script);
+    const { browser, page } = await openBenchPage(script, { stylesheet });
     try {
       version = browser.version();
       const result = await page.evaluate(
@@ -116,7 +118,7 @@ async function main() {
   const { dom } = first;
   const of = (variant) => median(results.map((r) => r.medians[variant]));
   const ratioOf = (variant) => median(results.map((r) => r.medians[variant] / r.medians.plain));
-  console.log(`Chromium ${version} (headless${first.gc ? ", gc before each render" : ""}); messages: ${first.messages}, sources: ${TURNS * SOURCES_PER_TOOL}`);
+  console.log(`Chromium ${version} (headless${first.gc ? ", gc before each render" : ""}${stylesheet ? ", knowledge.css loaded" : ", no stylesheet"}); messages: ${first.messages}, sources: ${TURNS * SOURCES_PER_TOOL}`);
   console.log(`first render, warm caches (median over processes): ${ms(of("full"))}`);
   console.log(`first render without SourcesPanel, warm caches: ${ms(of("noPanel"))}`);
   console.log(`baseline: plain react-markdown + rehype-sanitize: ${ms(of("plain"))}`);
