@@ -21,6 +21,8 @@
  * other load on a shared machine does not skew them. Each ratio is printed last on its line, measured in this run. Targets (issue 15): first render
  * ≤ 1.3× the baseline, DOM elements ≤ 1.5×, re-render ≤ 0.01× first render, collectSources cold
  * ≤ 1.6× the id floor. The DOM count is taken before any interaction (no preview opened).
+ * The same transcript in real Chromium (where attributes cost far less than under jsdom):
+ * bench-render-chromium.mjs; both take it from bench-transcript.mjs.
  * Usage: npm run bench [-- --quick]
  */
 
@@ -30,6 +32,8 @@ import { fileURLToPath } from "node:url";
 
 import { JSDOM } from "jsdom";
 import { createServer } from "vite";
+
+import { buildHistory, domSize, freshAnswers, median, transcriptComponents, withAnswer } from "./bench-transcript.mjs";
 
 const quick = process.argv.includes("--quick");
 const TURNS = 200;
@@ -80,91 +84,12 @@ try {
 const { KnowledgeMarkdown, SourcesPanel, createSourceResolver, sourceId } = kc;
 
 // ------------------------------------------------------------------------------------------------
-// The history.
+// The history (shared with the Chromium bench, bench-render-chromium.mjs).
 
 console.log(`building ${TURNS} tool messages × ${SOURCES_PER_TOOL} sources …`);
-const history = [];
-const cite = (record, label = "source") => `[citation:${label}](#knowledge-source-${record.id})`;
-let firstRecord = null;
-for (let turn = 0; turn < TURNS; turn++) {
-  const records = [];
-  for (let k = 0; k < SOURCES_PER_TOOL; k++) {
-    const identity = {
-      provider: "lightrag",
-      title: `Handbook ${turn}, section ${k}`,
-      excerpt: `Turn ${turn} excerpt ${k}: deer eat acorns, browse shrubs and graze in open meadows at dusk.`,
-      ...(k % 3 === 0 ? { dataset_name: "Wildlife" } : {}),
-      ...(k % 4 === 0 ? { page: k + 1 } : {}),
-      ...(k % 5 === 0 ? { url: `https://docs.example/handbook/${turn}/${k}` } : {}),
-    };
-    records.push({ id: sourceId(identity), ...identity });
-  }
-  firstRecord ??= records[0];
-  const content = records
-    .map((r, i) => `[${i + 1}] ${cite(r, r.title)}\n${r.excerpt}`)
-    .join("\n\n");
-  const answer =
-    `## Answer ${turn}\n\nDeer eat acorns ${cite(records[0])} and browse shrubs ${cite(records[1])}. ` +
-    `They graze at dusk ${cite(records[2])}, as noted before ${cite(firstRecord)}.\n\n` +
-    `- point one ${cite(records[3])}\n- point two with \`code\` and [a link](https://example.com)\n`;
-  history.push(
-    { type: "human", id: `h${turn}`, content: `Question ${turn}: what do deer eat?` },
-    { type: "ai", id: `c${turn}`, content: "", tool_calls: [{ name: "knowledge_search", id: `call${turn}`, args: {} }] },
-    { type: "tool", id: `t${turn}`, name: "knowledge_search", tool_call_id: `call${turn}`, content, artifact: { knowledge_sources_version: 1, knowledge_sources: records } },
-    { type: "ai", id: `a${turn}`, content: answer },
-    { type: "human", id: `k${turn}`, content: "Thanks." },
-  );
-}
-history.pop(); // the streaming answer takes the last slot: 1,000 messages
-const streamingBase = `Streaming answer citing ${cite(history.findLast((m) => m.type === "tool").artifact.knowledge_sources[0])}`;
+const { history, streamingBase } = buildHistory({ turns: TURNS, sourcesPerTool: SOURCES_PER_TOOL, sourceId });
+const { Transcript, PlainTranscript } = transcriptComponents({ h, Markdown, rehypeSanitize, KnowledgeMarkdown, SourcesPanel });
 
-function Transcript({ messages, resolver, panel = true }) {
-  const last = messages.length - 1;
-  return h(
-    "div",
-    null,
-    messages.map((message, index) => {
-      if (message.type === "human") return h("p", { key: message.id }, message.content);
-      if (message.type !== "ai" || message.content === "") return null;
-      const common = { markdown: message.content, messages, messageIndex: index, resolver };
-      return h(
-        "article",
-        { key: message.id },
-        h(KnowledgeMarkdown, { ...common, streaming: index === last }),
-        panel ? h(SourcesPanel, { ...common, defaultOpen: false }) : null,
-      );
-    }),
-  );
-}
-
-// The floor: the same transcript as plain react-markdown + rehype-sanitize.
-const PLAIN_REHYPE = [rehypeSanitize];
-function PlainTranscript({ messages }) {
-  return h(
-    "div",
-    null,
-    messages.map((message) => {
-      if (message.type === "human") return h("p", { key: message.id }, message.content);
-      if (message.type !== "ai" || message.content === "") return null;
-      return h(
-        "article",
-        { key: message.id },
-        h("div", null, h(Markdown, { rehypePlugins: PLAIN_REHYPE }, message.content)),
-      );
-    }),
-  );
-}
-
-const withAnswer = (base, text) => [...base, { type: "ai", id: "streaming", content: text }];
-// New answer strings for each first render (trailing spaces: the same rendered DOM), so nothing
-// keyed by the Markdown text is warm from an earlier run; tool messages stay the same objects.
-let variant = 0;
-const freshAnswers = (messages) => {
-  variant += 1;
-  const pad = " ".repeat(variant);
-  return messages.map((m) => (m.type === "ai" && m.content !== "" ? { ...m, content: m.content + pad } : m));
-};
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value) => `${value.toFixed(2)} ms`;
 // CPU time of this process (user + system), in ms: on a shared machine, wall time includes
 // waiting for a core, CPU time does not, so ratios of CPU times are far steadier.
@@ -181,13 +106,6 @@ function mount(messages, resolver, element = (props) => h(Transcript, props)) {
   flushSync(() => reactRoot.render(element({ messages, resolver })));
   return { reactRoot, container, elapsed: cpuNow() - start };
 }
-
-const domSize = (container) => {
-  const all = container.querySelectorAll("*");
-  let attributes = 0;
-  for (const element of all) attributes += element.attributes.length;
-  return { elements: all.length, attributes, text: container.textContent.length };
-};
 
 function unmount({ reactRoot, container }) {
   flushSync(() => reactRoot.unmount());

@@ -1,0 +1,135 @@
+/**
+ * Render benchmark in real Chromium: the first render (warm verification) of the 1,000-message
+ * transcript of bench-render.mjs, ours versus plain react-markdown + rehype-sanitize.
+ *
+ * jsdom pays heavily per DOM attribute, and the chip DOM has about ten times the attributes of
+ * plain Markdown, so the jsdom ratio overstates what a user's browser pays; this bench measures
+ * the same messages (bench-transcript.mjs) where users run them. bench-render-browser.mjs is
+ * bundled with Vite's JS API in memory (React's production build, the package from source, no
+ * files written), injected into an about:blank page of Debian's Chromium (/usr/bin/chromium or
+ * $DEERFLOW_CHROMIUM; never a downloaded browser) driven headless by playwright-core, with the
+ * package stylesheet applied as an app would load it. Each of PROCESSES fresh browser processes
+ * times RUNS renders of every variant with performance.now() (render + forced layout, plain and
+ * ours alternating); the medians per process are printed, then the median over processes of each
+ * process's ratio, the target ratio last (issue 15: ≤ 1.3).
+ *
+ * Usage: node scripts/bench-render-chromium.mjs [--quick] [--no-stylesheet]   (npm run bench runs it;
+ * --no-stylesheet leaves knowledge.css out, to tell the stylesheet's share of style + layout apart)
+ */
+
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { chromium } from "playwright-core";
+import { build } from "vite";
+
+export const CHROMIUM = process.env.DEERFLOW_CHROMIUM ?? "/usr/bin/chromium";
+const LAUNCH_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--js-flags=--expose-gc",
+];
+// Paths from strings, not `new URL`: under a jsdom test environment the global URL is jsdom's.
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ENTRY = join(HERE, "bench-render-browser.mjs");
+const STYLESHEET = join(HERE, "..", "src", "components", "knowledge.css");
+
+/** The bench page's script: bench-render-browser.mjs and everything it imports, as one IIFE. */
+export async function bundleBench() {
+  const result = await build({
+    root: join(HERE, ".."),
+    configFile: false,
+    logLevel: "error",
+    mode: "production",
+    cacheDir: join(HERE, "..", "..", "node_modules", ".vite"),
+    define: { "process.env.NODE_ENV": JSON.stringify("production") },
+    // Production JSX even when run under vitest (NODE_ENV=test would pick jsxDEV, which React's
+    // production build does not have).
+    oxc: { jsx: { runtime: "automatic", development: false } },
+    build: {
+      write: false,
+      target: "es2022",
+      minify: true,
+      lib: { entry: ENTRY, formats: ["iife"], name: "dkBenchBundle", fileName: () => "bench.js" },
+    },
+  });
+  const outputs = (Array.isArray(result) ? result : [result]).flatMap((r) => r.output);
+  const chunk = outputs.find((o) => o.type === "chunk" && o.isEntry);
+  if (!chunk) throw new Error("Error: the Vite build of bench-render-browser.mjs produced no entry chunk");
+  return chunk.code;
+}
+
+/** A fresh headless Chromium with one about:blank page holding the bench bundle (`window.dkBench`). */
+export async function openBenchPage(script, { stylesheet = true } = {}) {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(error));
+    await page.setContent("<!doctype html><html><head><meta charset=utf-8></head><body></body></html>");
+    if (stylesheet) await page.addStyleTag({ content: readFileSync(STYLESHEET, "utf8") });
+    await page.addScriptTag({ content: script });
+    if (errors.length > 0) throw errors[0];
+    return { browser, page };
+  } catch (error) {
+    await browser.close();
+    throw error;
+  }
+}
+
+async function main() {
+  const quick = process.argv.includes("--quick");
+  const stylesheet = !process.argv.includes("--no-stylesheet");
+  const TURNS = 200;
+  const SOURCES_PER_TOOL = quick ? 20 : 100;
+  const RUNS = quick ? 3 : 11;
+  const PROCESSES = quick ? 1 : 3;
+  const ms = (value) => `${value.toFixed(2)} ms`;
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+  const script = await bundleBench();
+  console.log(`bench bundle: ${(script.length / 1024).toFixed(0)} KiB; ${PROCESSES} Chromium processes × ${RUNS} runs per variant`);
+  const results = [];
+  let version = "";
+  for (let process_ = 0; process_ < PROCESSES; process_++) {
+    const { browser, page } = await openBenchPage(script, { stylesheet });
+    try {
+      version = browser.version();
+      const result = await page.evaluate(
+        (options) => globalThis.dkBench.run(options),
+        { turns: TURNS, sourcesPerTool: SOURCES_PER_TOOL, runs: RUNS },
+      );
+      const { full, noPanel, plain } = result.medians;
+      console.log(
+        `process ${process_ + 1}: first render (warm) ${ms(full)}, without SourcesPanel ${ms(noPanel)}, ` +
+          `plain react-markdown ${ms(plain)} (medians; ratio ${(full / plain).toFixed(2)}, without SourcesPanel ${(noPanel / plain).toFixed(2)})`,
+      );
+      results.push(result);
+    } finally {
+      await browser.close();
+    }
+  }
+  const [first] = results;
+  const { dom } = first;
+  const of = (variant) => median(results.map((r) => r.medians[variant]));
+  const ratioOf = (variant) => median(results.map((r) => r.medians[variant] / r.medians.plain));
+  console.log(`Chromium ${version} (headless${first.gc ? ", gc before each render" : ""}${stylesheet ? ", knowledge.css loaded" : ", no stylesheet"}); messages: ${first.messages}, sources: ${TURNS * SOURCES_PER_TOOL}`);
+  console.log(`first render, warm caches (median over processes): ${ms(of("full"))}`);
+  console.log(`first render without SourcesPanel, warm caches: ${ms(of("noPanel"))}`);
+  console.log(`baseline: plain react-markdown + rehype-sanitize: ${ms(of("plain"))}`);
+  const layoutOf = (variant) => median(results.map((r) => r.layout[variant]));
+  console.log(`of which style + layout: ${ms(layoutOf("full"))}, without SourcesPanel ${ms(layoutOf("noPanel"))}, plain ${ms(layoutOf("plain"))}`);
+  console.log(
+    `DOM: ${dom.full.elements} elements, ${dom.full.attributes} attributes (without SourcesPanel: ${dom.noPanel.elements}, ${dom.noPanel.attributes}); ` +
+      `plain: ${dom.plain.elements}, ${dom.plain.attributes}`,
+  );
+  console.log(`ratio first render without SourcesPanel (warm, Chromium)/plain react-markdown: ${ratioOf("noPanel").toFixed(2)}`);
+  console.log(`ratio first render (warm, Chromium)/plain react-markdown (target ≤ 1.3): ${ratioOf("full").toFixed(2)}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

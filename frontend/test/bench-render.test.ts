@@ -1,0 +1,64 @@
+// @vitest-environment jsdom
+/**
+ * The Chromium render bench cannot silently break: its entry (scripts/bench-render-browser.mjs)
+ * must bundle with Vite, load in Debian's Chromium and render the same DOM as jsdom does from the
+ * same shared transcript (scripts/bench-transcript.mjs) — counts only, never times.
+ */
+
+import { existsSync } from "node:fs";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { domCounts } from "../scripts/bench-render-browser.mjs";
+import { CHROMIUM, bundleBench, openBenchPage } from "../scripts/bench-render-chromium.mjs";
+
+type Opened = Awaited<ReturnType<typeof openBenchPage>>;
+
+const SMALL = { turns: 3, sourcesPerTool: 5 };
+
+describe("the Chromium render bench", () => {
+  let opened: Opened | undefined;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`no chromium at ${CHROMIUM}: apt-get install chromium`);
+    opened = await openBenchPage(await bundleBench());
+  }, 120_000);
+
+  afterAll(async () => {
+    await opened?.browser.close();
+  });
+
+  it("renders the same DOM in Chromium as under jsdom, for every variant", async () => {
+    const inJsdom = domCounts(SMALL);
+    const inChromium = await opened!.page.evaluate(
+      (options) => (globalThis as unknown as { dkBench: { domCounts: typeof domCounts } }).dkBench.domCounts(options),
+      SMALL,
+    );
+    expect(inChromium).toEqual(inJsdom);
+    // Not trivially equal: 3 answers with 5 chips each, the streaming answer with 1, and the
+    // chip DOM is larger than plain Markdown's.
+    expect(inJsdom.full.chips).toBe(16);
+    expect(inJsdom.noPanel.chips).toBe(16);
+    expect(inJsdom.plain.chips).toBe(0);
+    expect(inJsdom.full.elements).toBeGreaterThan(inJsdom.noPanel.elements);
+    expect(inJsdom.noPanel.elements).toBeGreaterThan(inJsdom.plain.elements);
+  });
+
+  it("runs the timed loop: every variant measured, plain twice per run", async () => {
+    const result = await opened!.page.evaluate(
+      (options) => (globalThis as unknown as { dkBench: { run: (o: typeof options) => unknown } }).dkBench.run(options),
+      { ...SMALL, runs: 2 },
+    );
+    const { messages, times, dom, gc } = result as import("../scripts/bench-render-browser.mjs").BenchRun;
+    expect(messages).toBe(SMALL.turns * 5);
+    expect(times.full).toHaveLength(2);
+    expect(times.noPanel).toHaveLength(2);
+    expect(times.plain).toHaveLength(4);
+    expect(gc).toBe(true);
+    const counts = domCounts(SMALL);
+    for (const variant of ["full", "noPanel", "plain"] as const) {
+      const { chips: _chips, ...size } = counts[variant];
+      expect(dom[variant]).toEqual(size);
+    }
+  });
+});
