@@ -793,11 +793,12 @@ def test_read_ahead_passes_a_result_heavier_than_its_budget_one_at_a_time() -> N
         ahead.append(len(started) - len(consumed))
         return item
 
-    out = [item for item, _ in _read_ahead(list(range(20)), work, weight=lambda _: 99, budget=10)]
-    for item in out:
+    for item, _ in _read_ahead(list(range(20)), work, weight=lambda _: 99, budget=10):
         consumed.append(item)
-    assert out == list(range(20))
-    assert max(ahead) <= 21  # never stuck: each heavy result waits until the previous is taken
+    # Never stuck (every item comes through, in order), and never more than one heavy result
+    # held: each waits until the previous is taken.
+    assert consumed == list(range(20))
+    assert max(ahead) <= 3
 
 
 def test_read_ahead_raises_the_workers_error_in_order_and_stops() -> None:
