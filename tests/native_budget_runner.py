@@ -42,22 +42,7 @@ def _budgeted(case: dict[str, Any], artifact: Any, *, use_async: bool) -> ToolMe
     )
     middleware = _middleware(case["mode"], case["tool_name"], case["max_chars"])
     if case["mode"] == "history":
-        seen: list[Any] = []
-        request = ModelRequest(model=GenericFakeChatModel(messages=iter([])), messages=[message])
-
-        def handler(req: ModelRequest[Any]) -> ModelResponse[Any]:
-            seen.extend(req.messages)
-            return ModelResponse(result=[AIMessage("ok")])
-
-        async def ahandler(req: ModelRequest[Any]) -> ModelResponse[Any]:
-            return handler(req)
-
-        if use_async:
-            asyncio.run(middleware.awrap_model_call(request, ahandler))
-        else:
-            middleware.wrap_model_call(request, handler)
-        (result,) = seen
-        return result
+        return asyncio.run(as_model_sees_it(middleware, message, use_async=use_async))
     call = ToolCallRequest(
         tool_call={"name": case["tool_name"] or "x", "args": {}, "id": "call_1"},
         tool=None,
@@ -74,6 +59,30 @@ def _budgeted(case: dict[str, Any], artifact: Any, *, use_async: bool) -> ToolMe
         out = middleware.wrap_tool_call(call, lambda _: message)
     assert isinstance(out, ToolMessage)
     return out
+
+
+async def as_model_sees_it(
+    middleware: ToolOutputBudgetMiddleware, message: ToolMessage, *, use_async: bool
+) -> ToolMessage:
+    """``message`` as the model receives it in its request's history, through the middleware's
+    sync (``wrap_model_call``) or async (``awrap_model_call``) hook."""
+    seen: list[Any] = []
+    request = ModelRequest(model=GenericFakeChatModel(messages=iter([])), messages=[message])
+
+    def handler(req: ModelRequest[Any]) -> ModelResponse[Any]:
+        seen.extend(req.messages)
+        return ModelResponse(result=[AIMessage("ok")])
+
+    async def ahandler(req: ModelRequest[Any]) -> ModelResponse[Any]:
+        return handler(req)
+
+    if use_async:
+        await middleware.awrap_model_call(request, ahandler)
+    else:
+        middleware.wrap_model_call(request, handler)
+    (result,) = seen
+    assert isinstance(result, ToolMessage)
+    return result
 
 
 def _in_temporary_directory(run: Callable[[], None]) -> None:

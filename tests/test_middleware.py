@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain.agents.middleware import ModelRequest, ModelResponse
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
@@ -22,6 +20,7 @@ from deerflow.knowledge.formatting import OutputBudget, format_result
 from deerflow.knowledge.middleware import BUDGET_METADATA_KEY, ToolOutputBudgetMiddleware
 from deerflow.knowledge.native import NativeSource, build_native_snapshot, native_entry
 from deerflow.knowledge.tools import make_knowledge_tool
+from tests.native_budget_runner import as_model_sees_it
 from tests.test_langgraph_transport import (
     FakeProvider,
     answer_citing,
@@ -322,21 +321,7 @@ async def test_native_entries_survive_every_budget_path_whole(
         "history": lambda: ToolOutputBudgetMiddleware(max_chars=limit),
     }[mode]()
     if mode == "history":
-        seen: list[Any] = []
-        request = ModelRequest(model=GenericFakeChatModel(messages=iter([])), messages=[original])
-
-        def handler(req: ModelRequest[Any]) -> ModelResponse[Any]:
-            seen.extend(req.messages)
-            return ModelResponse(result=[AIMessage("ok")])
-
-        async def ahandler(req: ModelRequest[Any]) -> ModelResponse[Any]:
-            return handler(req)
-
-        if use_async:
-            await middleware.awrap_model_call(request, ahandler)
-        else:
-            middleware.wrap_model_call(request, handler)
-        (result,) = seen
+        result = await as_model_sees_it(middleware, original, use_async=use_async)
     else:
         command = Command(update={"messages": [original], "unrelated": 42})
         call = ToolCallRequest(
