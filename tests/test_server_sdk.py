@@ -249,6 +249,10 @@ async def test_location_headers_resolve_against_the_api_url(base: str) -> None:
         replay = await http.get(location, headers={"Last-Event-ID": "0"})
         assert replay.headers["content-type"].startswith("text/event-stream")
         assert "event: values" in replay.text and "id: 0\n" not in replay.text
+        # A Last-Event-ID that names no event replays from the start instead of failing.
+        for header in ("1" * 5_000, "abc"):
+            again = await http.get(location, headers={"Last-Event-ID": header})
+            assert again.status_code == 200 and "id: 0\n" in again.text
 
 
 async def test_stateless_runs(client: LangGraphClient) -> None:

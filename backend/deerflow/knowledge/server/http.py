@@ -20,9 +20,11 @@ from deerflow.knowledge.trust import Stripped, StripRefusedError
 from deerflow.knowledge.trust import strip_reserved_keys as _strip_reserved_keys
 
 __all__ = [
+    "MAX_EVENT_ID_DIGITS",
     "MAX_REQUEST_BYTES",
     "ApiError",
     "error_body",
+    "last_event_id",
     "parse_json",
     "read_json",
     "strip",
@@ -30,6 +32,9 @@ __all__ = [
 ]
 
 MAX_REQUEST_BYTES: Final = 1_000_000
+#: Event ids are positions in one run's events; longer digit strings name no event (and
+#: ``int`` refuses strings past 4,300 digits, which would be a 500).
+MAX_EVENT_ID_DIGITS: Final = 19
 _INT_MIN: Final = -(2**63)
 _INT_MAX: Final = 2**64 - 1
 _ModelT = TypeVar("_ModelT", bound=BaseModel)
@@ -88,6 +93,16 @@ def _parse_int(text: str) -> int:
     if len(text.lstrip("-")) > 20 or not _INT_MIN <= (value := int(text)) <= _INT_MAX:
         raise _RefusedNumberError("integers must fit in 64 bits")
     return value
+
+
+def last_event_id(header: str | None) -> int:
+    """The event id a reconnecting client last saw (``Last-Event-ID``), or -1 (replay from the
+    start) when the header is absent or names no event: not ASCII digits, or longer than
+    ``MAX_EVENT_ID_DIGITS``."""
+    text = "" if header is None else header.strip()
+    if not text or len(text) > MAX_EVENT_ID_DIGITS or not (text.isascii() and text.isdigit()):
+        return -1
+    return int(text)
 
 
 def _refuse_constant(name: str) -> float:

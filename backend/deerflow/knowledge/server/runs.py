@@ -25,7 +25,7 @@ from deerflow.knowledge.server.gateway import (
     parse_messages,
     trusted_values,
 )
-from deerflow.knowledge.server.http import ApiError, read_json, strip, validate
+from deerflow.knowledge.server.http import ApiError, last_event_id, read_json, strip, validate
 from deerflow.knowledge.server.manager import RunPlan
 from deerflow.knowledge.server.records import TERMINAL_RUN_STATUSES
 from deerflow.knowledge.server.schemas import RunCreate, unsupported_options
@@ -397,8 +397,7 @@ async def join_stream(
     record = await _run(gw, thread_id, run_id)
     requested = [m for mode in stream_mode or [] for m in mode.split(",") if m]
     modes = _modes(requested) if requested else None
-    last = request.headers.get("last-event-id")
-    after = int(last) if last is not None and last.strip().isdigit() else -1
+    after = last_event_id(request.headers.get("last-event-id"))
     stream = gw.runs.stream(run_id)
     if stream is not None:
         return _sse(gw, stream, after=after, modes=modes, cancel_on_disconnect=cancel_on_disconnect)
