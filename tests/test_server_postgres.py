@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 from langgraph_sdk import get_client
-from langgraph_sdk.errors import ConflictError
+from langgraph_sdk.errors import ConflictError, UnprocessableEntityError
 
 from deerflow.knowledge import find_citations, read_envelope
 from tests.gated_upstream import GatedLightRAG, gated_lightrag
@@ -88,6 +88,22 @@ def held(gateways: tuple[str, str, GatedLightRAG]) -> Iterator[tuple[str, str, G
         yield gateways
     finally:
         gateways[2].release()
+
+
+async def test_metadata_postgresql_cannot_store_is_a_422_not_a_500(
+    gateways: tuple[str, str, GatedLightRAG],
+) -> None:
+    client = get_client(url=gateways[0])
+    calls = [
+        lambda: client.threads.search(metadata={"owner": "\x00"}),
+        lambda: client.threads.search(ids=["\x00"]),
+        lambda: client.threads.count(metadata={"\x00": 1}),
+        lambda: client.threads.create(metadata={"owner": "a\x00b"}),
+    ]
+    for call in calls:
+        with pytest.raises(UnprocessableEntityError, match="U\\+0000"):
+            await call()
+    assert isinstance(await client.threads.count(), int)  # the gateway still answers
 
 
 async def test_join_from_the_other_process(held: tuple[str, str, GatedLightRAG]) -> None:

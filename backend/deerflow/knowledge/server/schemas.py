@@ -7,11 +7,12 @@ being silently ignored; fields nobody defined are ignored, as LangGraph Server d
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
+    "UNSTORABLE_NUL",
     "AssistantSearch",
     "CheckpointRequest",
     "CommandBody",
@@ -21,8 +22,42 @@ __all__ = [
     "ThreadCreate",
     "ThreadPatch",
     "ThreadSearch",
+    "nul_free_nodes",
     "unsupported_options",
 ]
+
+
+#: Why a request is refused: PostgreSQL's ``jsonb`` and ``text`` cannot hold U+0000, so on
+#: PostgreSQL such metadata or ids would be a 500; every backend refuses them alike.
+UNSTORABLE_NUL: Final = "metadata and thread ids cannot hold the character U+0000"
+
+
+def nul_free_nodes(value: Any) -> int:
+    """How many values ``value`` holds (itself, keys, items, nested); ``ValueError`` if a string
+    among them holds U+0000. One visit per value, on a stack: no recursion, linear."""
+    stack = [value]
+    visited = 0
+    while stack:
+        item = stack.pop()
+        visited += 1
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise ValueError(UNSTORABLE_NUL)
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return visited
+
+
+def _storable(value: Any) -> Any:
+    nul_free_nodes(value)
+    return value
+
+
+_Metadata = Annotated[dict[str, Any], AfterValidator(_storable)]
+_Ids = Annotated[list[str], AfterValidator(_storable)]
 
 
 class _Body(BaseModel):
@@ -41,7 +76,7 @@ class Superstep(_Body):
 
 class ThreadCreate(_Body):
     thread_id: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: _Metadata = Field(default_factory=dict)
     if_exists: Literal["raise", "do_nothing"] = "raise"
     supersteps: list[Superstep] | None = None
     graph_id: str | None = None
@@ -49,15 +84,15 @@ class ThreadCreate(_Body):
 
 
 class ThreadPatch(_Body):
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: _Metadata = Field(default_factory=dict)
     ttl: Any = None
 
 
 class ThreadSearch(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: _Metadata | None = None
     values: dict[str, Any] | None = None
     status: Literal["idle", "busy", "interrupted", "error"] | None = None
-    ids: list[str] | None = None
+    ids: _Ids | None = None
     limit: int = Field(10, ge=1, le=1000)
     offset: int = Field(0, ge=0)
     sort_by: Literal["thread_id", "status", "created_at", "updated_at"] | None = None
@@ -81,7 +116,7 @@ class CheckpointRequest(_Body):
 class HistoryRequest(_Body):
     limit: int = Field(10, ge=1, le=1000)
     before: dict[str, Any] | str | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: _Metadata | None = None
     checkpoint: dict[str, Any] | None = None
 
 
@@ -98,7 +133,7 @@ class RunCreate(_Body):
     stream_mode: str | list[str] = "values"
     stream_subgraphs: bool = False
     stream_resumable: bool = False
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: _Metadata = Field(default_factory=dict)
     config: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
     checkpoint: dict[str, Any] | None = None
@@ -120,7 +155,7 @@ class RunCreate(_Body):
 
 
 class AssistantSearch(_Body):
-    metadata: dict[str, Any] | None = None
+    metadata: _Metadata | None = None
     graph_id: str | None = None
     name: str | None = None
     limit: int = Field(10, ge=1, le=1000)
