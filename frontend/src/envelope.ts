@@ -11,12 +11,17 @@ import {
   ENVELOPE_VERSION,
   KNOWLEDGE_SOURCES_KEY,
   MAX_SOURCES,
-  OPTIONAL_FIELDS,
   RETRIEVAL_SOURCES_KEY,
   SOURCE_HANDLE_PREFIX,
   VERSION_KEY,
   isRecordObject,
-  validateRecordFields,
+  isValidDatasetName,
+  isValidExcerpt,
+  isValidId,
+  isValidPage,
+  isValidProvider,
+  isValidTitle,
+  isValidUrl,
   type EnvelopeErrorCode,
   type KnowledgeSource,
   type ReadResult,
@@ -124,13 +129,66 @@ function read(content: unknown, artifact: unknown): ReadResult {
   });
 }
 
-/** A fresh, frozen copy of a record, so later changes to the artifact cannot alter it. */
+const ABSENT: unique symbol = Symbol("absent");
+
+/**
+ * The record as a fresh frozen object in wire field order, each property read once (so later
+ * changes to the artifact, or a getter answering differently, cannot alter it); null when any
+ * field rule of §1 fails: not an object, an unknown or missing field, a bad value.
+ */
 function snapshot(record: unknown): KnowledgeSource | null {
   if (!isRecordObject(record)) return null;
-  // A null prototype keeps a `__proto__` key an ordinary (and therefore unknown) field.
-  const copy = Object.create(null) as Record<string, unknown>;
-  for (const key of Object.keys(record)) copy[key] = record[key];
-  return validateRecordFields(copy) ? copy : null;
+  let id: unknown = ABSENT;
+  let provider: unknown = ABSENT;
+  let title: unknown = ABSENT;
+  let excerpt: unknown = ABSENT;
+  let datasetName: unknown = ABSENT;
+  let url: unknown = ABSENT;
+  let page: unknown = ABSENT;
+  // An unknown key is refused before it is read (so `__proto__` is never assigned anywhere).
+  for (const key of Object.keys(record)) {
+    switch (key) {
+      case "id":
+        id = record[key];
+        break;
+      case "provider":
+        provider = record[key];
+        break;
+      case "title":
+        title = record[key];
+        break;
+      case "excerpt":
+        excerpt = record[key];
+        break;
+      case "dataset_name":
+        datasetName = record[key];
+        break;
+      case "url":
+        url = record[key];
+        break;
+      case "page":
+        page = record[key];
+        break;
+      default:
+        return null;
+    }
+  }
+  if (
+    !isValidId(id) ||
+    !isValidProvider(provider) ||
+    !isValidTitle(title) ||
+    !isValidExcerpt(excerpt) ||
+    (datasetName !== ABSENT && !isValidDatasetName(datasetName)) ||
+    (url !== ABSENT && !isValidUrl(url)) ||
+    (page !== ABSENT && !isValidPage(page))
+  ) {
+    return null;
+  }
+  const out: Record<string, unknown> = { id, provider, title, excerpt };
+  if (datasetName !== ABSENT) out["dataset_name"] = datasetName;
+  if (url !== ABSENT) out["url"] = url;
+  if (page !== ABSENT) out["page"] = page;
+  return Object.freeze(out) as unknown as KnowledgeSource;
 }
 
 function verify(
@@ -155,20 +213,7 @@ function verify(
   if (accepted.has(source.id)) return "duplicate";
   if (!text.hasHandle(source.id)) return "handle_missing";
   if (!text.hasExcerpt(source.id, source.excerpt)) return "excerpt_missing";
-  return freezeSource(source);
-}
-
-function freezeSource(source: KnowledgeSource): KnowledgeSource {
-  const out: Record<string, unknown> = {
-    id: source.id,
-    provider: source.provider,
-    title: source.title,
-    excerpt: source.excerpt,
-  };
-  for (const field of OPTIONAL_FIELDS) {
-    if (hasOwn(source, field)) out[field] = source[field];
-  }
-  return Object.freeze(out) as unknown as KnowledgeSource;
+  return source;
 }
 
 // Writers put the excerpt at the start of the line after its handle's line (or after one locator
