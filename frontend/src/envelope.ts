@@ -9,6 +9,7 @@
 
 import {
   ENVELOPE_VERSION,
+  ID_HEX_CHARS,
   KNOWLEDGE_SOURCES_KEY,
   MAX_SOURCES,
   RETRIEVAL_SOURCES_KEY,
@@ -29,7 +30,7 @@ import {
   type RejectionReason,
   type SourceKey,
 } from "./contract.js";
-import { SHARED_HANDLE_PREFIX, SHARED_ID_SYNTAX } from "./citations.js";
+import { SHARED_HANDLE_PREFIX } from "./citations.js";
 import { sourceId } from "./ids.js";
 import { LinearNeedle, searchWork, startsAt } from "./substring.js";
 
@@ -222,6 +223,8 @@ const EXCERPT_WINDOW = 4_096;
 const NEAR_LINES = 2;
 const NEWLINE = 0x0a;
 
+const isLowerHex = (unit: number): boolean => (unit >= 0x30 && unit <= 0x39) || (unit >= 0x61 && unit <= 0x66);
+
 /**
  * The message's text parts, each record's first handle, and every excerpt looked up so far. A
  * handle or an excerpt must lie wholly inside one part. Each distinct excerpt is searched at most
@@ -229,19 +232,38 @@ const NEWLINE = 0x0a;
  * O(content × distinct excerpts + artifact) characters examined, never multiplied by handles.
  */
 class MessageText {
-  private readonly firstHandle = new Map<string, readonly [number, number]>();
+  /** A handle's ordinal by id (its first occurrence), indexing the two arrays below. */
+  private readonly firstHandle = new Map<string, number>();
+  private readonly handlePart: number[] = [];
+  /** UTF-16 index just past the handle's id. */
+  private readonly handleEnd: number[] = [];
   private readonly found = new Map<string, boolean>();
 
   constructor(private readonly parts: readonly string[]) {
-    const handle = new RegExp(`${SHARED_HANDLE_PREFIX}(${SHARED_ID_SYNTAX})`, "g");
-    parts.forEach((part, partIndex) => {
-      for (const match of part.matchAll(handle)) {
-        const id = match[1];
-        if (id !== undefined && !this.firstHandle.has(id)) {
-          this.firstHandle.set(id, [partIndex, match.index + match[0].length]);
-        }
+    // `#knowledge-source-` cannot overlap itself (one `#`, at its start), so each occurrence is
+    // found once and every character is passed over once (by `indexOf`, in V8's linear search for
+    // a fixed needle) plus at most 32 looked at after it.
+    const prefix = SHARED_HANDLE_PREFIX;
+    let examined = 0;
+    for (let partIndex = 0; partIndex < parts.length; partIndex++) {
+      const part = parts[partIndex] as string;
+      let from = 0;
+      for (let at = part.indexOf(prefix); at !== -1; at = part.indexOf(prefix, from)) {
+        const start = at + prefix.length;
+        let end = start;
+        while (end - start < ID_HEX_CHARS && isLowerHex(part.charCodeAt(end))) end++;
+        examined += end - from;
+        from = end;
+        if (end - start !== ID_HEX_CHARS) continue;
+        const id = part.slice(start, end);
+        if (this.firstHandle.has(id)) continue;
+        this.firstHandle.set(id, this.handleEnd.length);
+        this.handlePart.push(partIndex);
+        this.handleEnd.push(end);
       }
-    });
+      examined += part.length - from;
+    }
+    searchWork.examined += examined;
   }
 
   hasHandle(id: string): boolean {
@@ -258,10 +280,11 @@ class MessageText {
   }
 
   private nearHandle(id: string, excerpt: string): boolean {
-    const first = this.firstHandle.get(id);
-    if (first === undefined) return false;
-    const part = this.parts[first[0]] ?? "";
-    let at = first[1];
+    const ordinal = this.firstHandle.get(id);
+    if (ordinal === undefined) return false;
+    const part = this.parts[this.handlePart[ordinal] as number] ?? "";
+    const handleEnd = this.handleEnd[ordinal] as number;
+    let at = handleEnd;
     const limit = Math.min(part.length, at + EXCERPT_WINDOW);
     let found = false;
     for (let line = 0; line < NEAR_LINES && !found; line++) {
@@ -270,7 +293,7 @@ class MessageText {
       at++;
       found = startsAt(part, excerpt, at);
     }
-    searchWork.examined += at - first[1];
+    searchWork.examined += at - handleEnd;
     return found;
   }
 
