@@ -14,13 +14,12 @@
  *
  *   baseline             the same transcript through plain react-markdown + rehype-sanitize (no
  *                        citations resolved, no sources panel): the floor a Markdown chat pays
- *   collectSources       cold (fresh messages, fresh resolver) versus the floor of recomputing
- *                        every record's id (what verification cannot avoid)
  *
  * Times are CPU time of this process (process.cpuUsage: user + system), not wall time, so that
  * other load on a shared machine does not skew them. Each ratio is printed last on its line, measured in this run. Targets (issue 15): first render
- * ≤ 1.3× the baseline, DOM elements ≤ 1.5×, re-render ≤ 0.01× first render, collectSources cold
- * ≤ 1.6× the id floor. The DOM count is taken before any interaction (no preview opened).
+ * ≤ 1.3× the baseline, DOM elements ≤ 1.5×, re-render ≤ 0.01× first render (collectSources cold
+ * versus the id floor: bench-citations.mjs). The DOM count is taken before any interaction (no
+ * preview opened).
  * The same transcript in real Chromium (where attributes cost far less than under jsdom):
  * bench-render-chromium.mjs; both take it from bench-transcript.mjs.
  * Usage: npm run bench [-- --quick]
@@ -160,25 +159,6 @@ for (let run = 0; run < FIRST_RUNS + 2; run++) {
   }
 }
 
-// collectSources, cold, versus recomputing every record's id.
-const allRecords = history.filter((m) => m.type === "tool").flatMap((m) => m.artifact.knowledge_sources);
-const collectCold = [];
-const idFloor = [];
-for (let run = 0; run < FIRST_RUNS + 2; run++) {
-  const fresh = withAnswer(structuredClone(history), streamingBase);
-  const coldResolver = createSourceResolver();
-  let start = cpuNow();
-  const lookup = coldResolver.collectSources(fresh, fresh.length);
-  collectCold.push(cpuNow() - start);
-  if (lookup.size !== allRecords.length) throw new Error(`collectSources found ${lookup.size} sources`);
-  const records = structuredClone(allRecords);
-  start = cpuNow();
-  let sink = 0;
-  for (const record of records) sink += sourceId(record).length;
-  idFloor.push(cpuNow() - start);
-  if (sink !== 32 * records.length) throw new Error("unexpected id length");
-}
-
 // Re-render after one streamed token.
 let text = streamingBase;
 const mounted = mount(withAnswer(base, text), resolver);
@@ -204,16 +184,12 @@ console.log(`first render, warm caches (median of ${FIRST_RUNS + 2}): ${ms(first
 console.log(`re-render after one token (median of ${TOKENS}): ${ms(rerender)}  [p90 ${ms([...tokens].sort((a, b) => a - b)[Math.floor(TOKENS * 0.9)])}]`);
 const firstPlain = median(plain);
 const firstNoPanel = median(warmNoPanel);
-const cs = median(collectCold);
-const floor = median(idFloor);
 const ratio = (a, b) => (a / b).toFixed(a / b < 0.1 ? 4 : 2);
 console.log(`baseline: plain react-markdown + rehype-sanitize (median of ${FIRST_RUNS + 2}): ${ms(firstPlain)}`);
 console.log(`first render without SourcesPanel, warm caches: ${ms(firstNoPanel)}`);
 console.log(`DOM before any interaction: ${domFull.elements} elements, ${domFull.attributes} attributes, ${domFull.text} characters of text (without SourcesPanel: ${domNoPanel.elements}, ${domNoPanel.attributes}, ${domNoPanel.text}); plain: ${domPlain.elements}, ${domPlain.attributes}, ${domPlain.text}`);
 console.log(`previews / excerpts mounted before any interaction: ${previewsMounted}`);
-console.log(`collectSources cold (median of ${FIRST_RUNS + 2}): ${ms(cs)}; recomputing the ${allRecords.length} ids: ${ms(floor)}`);
 console.log(`ratio re-render/first render (warm caches): ${ratio(rerender, firstWarm)}`);
-console.log(`ratio collectSources cold/id floor (target ≤ 1.6): ${ratio(cs, floor)}`);
 console.log(`ratio DOM elements/plain react-markdown (target ≤ 1.5): ${ratio(domFull.elements, domPlain.elements)}`);
 console.log(`ratio DOM elements without SourcesPanel/plain react-markdown: ${ratio(domNoPanel.elements, domPlain.elements)}`);
 console.log(`ratio first render without SourcesPanel (warm)/plain react-markdown: ${ratio(firstNoPanel, firstPlain)}`);

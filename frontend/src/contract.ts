@@ -123,11 +123,20 @@ export function isRecordObject(value: unknown): value is Record<string, unknown>
 
 function isText(value: unknown, maxChars: number, controlsAllowed: boolean): value is string {
   if (typeof value !== "string" || value.length === 0) return false;
-  // A string of more than 2·max UTF-16 units has more than max code points.
-  if (value.length > 2 * maxChars || codePointLength(value) > maxChars) return false;
-  return (
-    !isBlank(value) && (controlsAllowed || !hasControl(value)) && !hasLoneSurrogate(value)
-  );
+  // Code points never outnumber UTF-16 units, and each is at most two: only a length between
+  // max and 2·max needs counting.
+  if (value.length > maxChars && (value.length > 2 * maxChars || codePointLength(value) > maxChars)) {
+    return false;
+  }
+  return !isBlank(value) && !(controlsAllowed ? hasLoneSurrogate(value) : hasControlOrLoneSurrogate(value));
+}
+
+// `hasControl(s) || hasLoneSurrogate(s)` in one pass (with `u`, the surrogate range matches only
+// unpaired halves).
+const CONTROL_OR_LONE_SURROGATE_RE = new RegExp(`[${CONTROL_CLASS}\\ud800-\\udfff]`, "u");
+
+function hasControlOrLoneSurrogate(value: string): boolean {
+  return CONTROL_OR_LONE_SURROGATE_RE.test(value);
 }
 
 export function isValidId(value: unknown): value is string {
@@ -153,8 +162,8 @@ export function isValidDatasetName(value: unknown): value is string {
 export function isValidUrl(value: unknown): value is string {
   return (
     typeof value === "string" &&
-    value.length <= 2 * MAX_URL_CHARS &&
-    codePointLength(value) <= MAX_URL_CHARS &&
+    (value.length <= MAX_URL_CHARS ||
+      (value.length <= 2 * MAX_URL_CHARS && codePointLength(value) <= MAX_URL_CHARS)) &&
     !hasLoneSurrogate(value) &&
     URL_PATTERN.test(value)
   );

@@ -9,14 +9,20 @@
 
 import {
   ENVELOPE_VERSION,
+  ID_HEX_CHARS,
   KNOWLEDGE_SOURCES_KEY,
   MAX_SOURCES,
-  OPTIONAL_FIELDS,
   RETRIEVAL_SOURCES_KEY,
   SOURCE_HANDLE_PREFIX,
   VERSION_KEY,
   isRecordObject,
-  validateRecordFields,
+  isValidDatasetName,
+  isValidExcerpt,
+  isValidId,
+  isValidPage,
+  isValidProvider,
+  isValidTitle,
+  isValidUrl,
   type EnvelopeErrorCode,
   type KnowledgeSource,
   type ReadResult,
@@ -24,7 +30,7 @@ import {
   type RejectionReason,
   type SourceKey,
 } from "./contract.js";
-import { SHARED_HANDLE_PREFIX, SHARED_ID_SYNTAX } from "./citations.js";
+import { SHARED_HANDLE_PREFIX } from "./citations.js";
 import { sourceId } from "./ids.js";
 import { LinearNeedle, searchWork, startsAt } from "./substring.js";
 
@@ -124,13 +130,66 @@ function read(content: unknown, artifact: unknown): ReadResult {
   });
 }
 
-/** A fresh, frozen copy of a record, so later changes to the artifact cannot alter it. */
+const ABSENT: unique symbol = Symbol("absent");
+
+/**
+ * The record as a fresh frozen object in wire field order, each property read once (so later
+ * changes to the artifact, or a getter answering differently, cannot alter it); null when any
+ * field rule of §1 fails: not an object, an unknown or missing field, a bad value.
+ */
 function snapshot(record: unknown): KnowledgeSource | null {
   if (!isRecordObject(record)) return null;
-  // A null prototype keeps a `__proto__` key an ordinary (and therefore unknown) field.
-  const copy = Object.create(null) as Record<string, unknown>;
-  for (const key of Object.keys(record)) copy[key] = record[key];
-  return validateRecordFields(copy) ? copy : null;
+  let id: unknown = ABSENT;
+  let provider: unknown = ABSENT;
+  let title: unknown = ABSENT;
+  let excerpt: unknown = ABSENT;
+  let datasetName: unknown = ABSENT;
+  let url: unknown = ABSENT;
+  let page: unknown = ABSENT;
+  // An unknown key is refused before it is read (so `__proto__` is never assigned anywhere).
+  for (const key of Object.keys(record)) {
+    switch (key) {
+      case "id":
+        id = record[key];
+        break;
+      case "provider":
+        provider = record[key];
+        break;
+      case "title":
+        title = record[key];
+        break;
+      case "excerpt":
+        excerpt = record[key];
+        break;
+      case "dataset_name":
+        datasetName = record[key];
+        break;
+      case "url":
+        url = record[key];
+        break;
+      case "page":
+        page = record[key];
+        break;
+      default:
+        return null;
+    }
+  }
+  if (
+    !isValidId(id) ||
+    !isValidProvider(provider) ||
+    !isValidTitle(title) ||
+    !isValidExcerpt(excerpt) ||
+    (datasetName !== ABSENT && !isValidDatasetName(datasetName)) ||
+    (url !== ABSENT && !isValidUrl(url)) ||
+    (page !== ABSENT && !isValidPage(page))
+  ) {
+    return null;
+  }
+  const out: Record<string, unknown> = { id, provider, title, excerpt };
+  if (datasetName !== ABSENT) out["dataset_name"] = datasetName;
+  if (url !== ABSENT) out["url"] = url;
+  if (page !== ABSENT) out["page"] = page;
+  return Object.freeze(out) as unknown as KnowledgeSource;
 }
 
 function verify(
@@ -155,20 +214,7 @@ function verify(
   if (accepted.has(source.id)) return "duplicate";
   if (!text.hasHandle(source.id)) return "handle_missing";
   if (!text.hasExcerpt(source.id, source.excerpt)) return "excerpt_missing";
-  return freezeSource(source);
-}
-
-function freezeSource(source: KnowledgeSource): KnowledgeSource {
-  const out: Record<string, unknown> = {
-    id: source.id,
-    provider: source.provider,
-    title: source.title,
-    excerpt: source.excerpt,
-  };
-  for (const field of OPTIONAL_FIELDS) {
-    if (hasOwn(source, field)) out[field] = source[field];
-  }
-  return Object.freeze(out) as unknown as KnowledgeSource;
+  return source;
 }
 
 // Writers put the excerpt at the start of the line after its handle's line (or after one locator
@@ -177,6 +223,8 @@ const EXCERPT_WINDOW = 4_096;
 const NEAR_LINES = 2;
 const NEWLINE = 0x0a;
 
+const isLowerHex = (unit: number): boolean => (unit >= 0x30 && unit <= 0x39) || (unit >= 0x61 && unit <= 0x66);
+
 /**
  * The message's text parts, each record's first handle, and every excerpt looked up so far. A
  * handle or an excerpt must lie wholly inside one part. Each distinct excerpt is searched at most
@@ -184,19 +232,38 @@ const NEWLINE = 0x0a;
  * O(content × distinct excerpts + artifact) characters examined, never multiplied by handles.
  */
 class MessageText {
-  private readonly firstHandle = new Map<string, readonly [number, number]>();
+  /** A handle's ordinal by id (its first occurrence), indexing the two arrays below. */
+  private readonly firstHandle = new Map<string, number>();
+  private readonly handlePart: number[] = [];
+  /** UTF-16 index just past the handle's id. */
+  private readonly handleEnd: number[] = [];
   private readonly found = new Map<string, boolean>();
 
   constructor(private readonly parts: readonly string[]) {
-    const handle = new RegExp(`${SHARED_HANDLE_PREFIX}(${SHARED_ID_SYNTAX})`, "g");
-    parts.forEach((part, partIndex) => {
-      for (const match of part.matchAll(handle)) {
-        const id = match[1];
-        if (id !== undefined && !this.firstHandle.has(id)) {
-          this.firstHandle.set(id, [partIndex, match.index + match[0].length]);
-        }
+    // `#knowledge-source-` cannot overlap itself (one `#`, at its start), so each occurrence is
+    // found once and every character is passed over once (by `indexOf`, in V8's linear search for
+    // a fixed needle) plus at most 32 looked at after it.
+    const prefix = SHARED_HANDLE_PREFIX;
+    let examined = 0;
+    for (let partIndex = 0; partIndex < parts.length; partIndex++) {
+      const part = parts[partIndex] as string;
+      let from = 0;
+      for (let at = part.indexOf(prefix); at !== -1; at = part.indexOf(prefix, from)) {
+        const start = at + prefix.length;
+        let end = start;
+        while (end - start < ID_HEX_CHARS && isLowerHex(part.charCodeAt(end))) end++;
+        examined += end - from;
+        from = end;
+        if (end - start !== ID_HEX_CHARS) continue;
+        const id = part.slice(start, end);
+        if (this.firstHandle.has(id)) continue;
+        this.firstHandle.set(id, this.handleEnd.length);
+        this.handlePart.push(partIndex);
+        this.handleEnd.push(end);
       }
-    });
+      examined += part.length - from;
+    }
+    searchWork.examined += examined;
   }
 
   hasHandle(id: string): boolean {
@@ -213,10 +280,11 @@ class MessageText {
   }
 
   private nearHandle(id: string, excerpt: string): boolean {
-    const first = this.firstHandle.get(id);
-    if (first === undefined) return false;
-    const part = this.parts[first[0]] ?? "";
-    let at = first[1];
+    const ordinal = this.firstHandle.get(id);
+    if (ordinal === undefined) return false;
+    const part = this.parts[this.handlePart[ordinal] as number] ?? "";
+    const handleEnd = this.handleEnd[ordinal] as number;
+    let at = handleEnd;
     const limit = Math.min(part.length, at + EXCERPT_WINDOW);
     let found = false;
     for (let line = 0; line < NEAR_LINES && !found; line++) {
@@ -225,7 +293,7 @@ class MessageText {
       at++;
       found = startsAt(part, excerpt, at);
     }
-    searchWork.examined += at - first[1];
+    searchWork.examined += at - handleEnd;
     return found;
   }
 

@@ -213,37 +213,40 @@ function displayOf(source: ResolvedSource): SourceDisplay {
 class SourceStore {
   /** The tool message objects, in order (ordinal = position in this list). */
   readonly tools: unknown[] = [];
-  private readonly first = new Map<string, { source: ResolvedSource; ordinal: number }>();
+  /** Each distinct source, in order of first appearance (first appearance wins). */
   private readonly list: ResolvedSource[] = [];
+  /** A source id's position in `list`. */
+  private readonly positions = new Map<string, number>();
   /** `ends[k]` = number of distinct sources among the first k tool messages. */
   private readonly ends: number[] = [0];
   private readonly views = new Map<number, SourceLookup>();
 
   append(message: unknown, evidence: MessageEvidence): void {
-    const ordinal = this.tools.length;
     this.tools.push(message);
+    const { list, positions } = this;
     for (const source of evidence.sources) {
-      if (this.first.has(source.id)) continue; // first appearance wins; never replace evidence
-      this.first.set(source.id, { source, ordinal });
-      this.list.push(source);
+      if (positions.has(source.id)) continue; // first appearance wins; never replace evidence
+      positions.set(source.id, list.length);
+      list.push(source);
     }
-    this.ends.push(this.list.length);
+    this.ends.push(list.length);
   }
 
   view(count: number): SourceLookup {
     if (count <= 0) return EMPTY_LOOKUP;
     const cached = this.views.get(count);
     if (cached !== undefined) return cached;
-    const first = this.first;
+    const { list, positions } = this;
+    // The first k messages' sources are exactly the first ends[k] of the list.
     const size = this.ends[count] ?? 0;
     let snapshot: readonly ResolvedSource[] | null = null;
     const view: SourceLookup = Object.freeze({
       get(id: string): ResolvedSource | undefined {
-        const entry = first.get(id);
-        return entry !== undefined && entry.ordinal < count ? entry.source : undefined;
+        const position = positions.get(id);
+        return position !== undefined && position < size ? list[position] : undefined;
       },
       size,
-      sources: () => (snapshot ??= Object.freeze(this.list.slice(0, size))),
+      sources: () => (snapshot ??= Object.freeze(list.slice(0, size))),
     });
     this.views.set(count, view);
     return view;

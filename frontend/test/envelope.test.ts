@@ -1,5 +1,6 @@
 /** Reader behaviour that JSON vectors cannot express: JS-only values, hostile objects, copies. */
 
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import { RESERVED_KEYS, readEnvelope, sourceId, textParts, type KnowledgeSource } from "../src/index.js";
@@ -156,5 +157,62 @@ describe("readEnvelope work (issue 12: linear time on hostile excerpts)", () => 
     expect(readEnvelope([handle, "xx alpha beta yy"], artifact).sources).toEqual([source]);
     expect(readEnvelope([handle, "alpha", " beta"], artifact).sources).toEqual([]);
     expect(readEnvelope(`${handle}\n${"z".repeat(10_000)}\nalpha beta`, artifact).sources).toEqual([source]);
+  });
+});
+
+describe("readEnvelope handles (one scan of the content)", () => {
+  const source = record({ provider: "local", title: "t.md", excerpt: "alpha beta" });
+  const artifact = () => ({ knowledge_sources_version: 1, knowledge_sources: [{ ...source }] });
+  // What §3 means by "the handle is in a text part", spelled as a regular expression.
+  const DEFINITION = /#knowledge-source-([0-9a-f]{32})/g;
+  const hasHandleByDefinition = (text: string): boolean =>
+    [...text.matchAll(DEFINITION)].some((match) => match[1] === source.id);
+
+  it("finds a handle exactly where the definition does, among near misses", () => {
+    const prefix = "#knowledge-source-";
+    const fragment = fc.constantFrom(
+      prefix,
+      source.id,
+      source.id.slice(0, 31),
+      source.id.slice(1),
+      source.id.toUpperCase(),
+      "#",
+      "#knowledge-",
+      "knowledge-source-",
+      "0",
+      "f",
+      "g",
+      "\n",
+      " alpha beta ",
+    );
+    fc.assert(
+      fc.property(fc.array(fragment, { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("") + "\nalpha beta";
+        const [rejection] = readEnvelope(text, artifact()).rejected;
+        expect(rejection?.reason !== "handle_missing").toBe(hasHandleByDefinition(text));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it.each([
+    ["the prefix repeated", (n: number) => "#knowledge-source-".repeat(Math.ceil(n / 18)).slice(0, n)],
+    ["the prefix and 31 hex digits repeated", (n: number) => `#knowledge-source-${"a".repeat(31)}`.repeat(Math.ceil(n / 49)).slice(0, n)],
+    ["handles of 33 hex digits", (n: number) => `#knowledge-source-${"b".repeat(33)}`.repeat(Math.ceil(n / 51)).slice(0, n)],
+    ["hex after one prefix", (n: number) => "#knowledge-source-" + "c".repeat(n)],
+  ])("examines each character of %s once (10^6 characters)", (_name, make) => {
+    const text = make(1_000_000);
+    searchWork.examined = 0;
+    const result = readEnvelope(text, artifact());
+    expect(result.rejected.map((r) => r.reason)).toEqual(["handle_missing"]);
+    expect(searchWork.examined).toBeLessThanOrEqual(text.length);
+    expect(searchWork.examined).toBeGreaterThanOrEqual(text.length / 2);
+  });
+
+  it("takes each id's first handle for the excerpt check", () => {
+    const handle = `#knowledge-source-${source.id}`;
+    const late = `${handle}\nsomething else\n\n${handle}\nalpha beta`;
+    expect(readEnvelope(late, artifact()).sources).toHaveLength(1); // found anywhere, not near
+    expect(readEnvelope([`${handle}\n`, `${handle}\nalpha beta`], artifact()).sources).toHaveLength(1);
   });
 });
