@@ -32,14 +32,9 @@ from pathlib import Path
 import bm25s
 from benchmarks.synthetic_corpus import make_corpus, make_queries
 
-from deerflow.knowledge.providers.local import (
-    DEFAULT_LIMIT,
-    LocalProvider,
-    _discover,
-    _read_bytes,
-    fts_query,
-    tokenize,
-)
+from deerflow.knowledge.providers.documents import discover as _discover
+from deerflow.knowledge.providers.documents import read_bytes as _read_bytes
+from deerflow.knowledge.providers.local import DEFAULT_LIMIT, LocalProvider, fts_query, tokenize
 
 SIZES = (10_000, 100_000)
 ROUNDS = 5
