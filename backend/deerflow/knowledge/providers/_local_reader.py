@@ -237,9 +237,10 @@ read_ahead = ReadAhead
 class ReaderProcess:
     """A child interpreter that runs :func:`prepare` for the parent (see the module docstring).
 
-    :meth:`start` it early: it imports this package (about half a second) while the parent reads
-    the folder; then :meth:`prepare` once, and :meth:`close` in every case (it kills the child if
-    it still runs, so nothing outlives the run).
+    :meth:`start` it, :meth:`prepare` once, and :meth:`close` it in every case: that kills the
+    child if it still runs, so nothing outlives the run. Starting up (importing this package)
+    takes about half a second, during which the parent reads its own share of the files
+    (:data:`PARENT_SHARE`).
     """
 
     def __init__(self, process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:

@@ -500,14 +500,11 @@ class LocalProvider:
         root_path = Path(root).expanduser().absolute()
         if not root_path.is_dir():
             raise ProviderConfigError(f"Not a folder: {root_path}.", provider=PROVIDER_NAME)
-        # Started first, so that its interpreter starts up while the folder is read; stopped
-        # at once if the run turns out too small for it.
-        child = _start_reader() if child_min_bytes is not None else None
+        candidates, skipped = _discover(root_path)
+        child = None
+        if child_min_bytes is not None and sum(c.size for c in candidates) >= child_min_bytes:
+            child = _start_reader()
         try:
-            candidates, skipped = _discover(root_path)
-            if child is not None and sum(c.size for c in candidates) < (child_min_bytes or 0):
-                child.close()
-                child = None
             self._index_path.parent.mkdir(parents=True, exist_ok=True)
             connection = self._connect_writer()
             try:
