@@ -145,6 +145,10 @@ _FTS_BATCH_CHARS: Final = 8 * 1024 * 1024
 #: FTS5's ``hashsize``: the terms held in memory before a segment is written (FTS5's default,
 #: 1 MiB, would cut one batch into many segments that then have to be merged).
 _FTS_HASH_BYTES: Final = 32 * 1024 * 1024
+#: FTS5's ``automerge`` (its default), set again at the end of a build, which runs with none: a
+#: build's few segments (one per batch, about eight at 100k chunks) cost searches little, and not
+#: merging them while writing saves about a sixth of FTS5's CPU. Later runs merge as FTS5 does.
+_FTS_AUTOMERGE: Final = 4
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
 #: Dropped from queries (unless nothing else is left): they match nearly every chunk.
@@ -797,6 +801,8 @@ class _ChunkWriter:
             )
         if bulk:
             connection.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+            # A build leaves its batches' segments unmerged (see _FTS_AUTOMERGE).
+            connection.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('automerge', 0)")
 
     def delete_document(self, doc_id: int) -> None:
         if not self._bulk:
@@ -844,6 +850,11 @@ class _ChunkWriter:
 
     def finish(self) -> None:
         self._index_rows()
+        if self._bulk:
+            self._connection.execute(
+                "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('automerge', ?)",
+                (_FTS_AUTOMERGE,),
+            )
         if not self._bulk and self._changed:
             # FTS5's automerge has kept the segments few; a bounded extra merge keeps queries
             # fast without rewriting a large index for a one-file update.
