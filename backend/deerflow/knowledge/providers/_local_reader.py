@@ -254,8 +254,8 @@ class ReaderProcess:
     @classmethod
     def start(cls) -> ReaderProcess:
         """Start the child; :class:`OSError` if it cannot be (no interpreter to run, no fork)."""
-        if not sys.executable:
-            raise OSError("no Python interpreter to run (sys.executable is empty)")
+        if not sys.executable or getattr(sys, "frozen", False):  # a frozen app is not Python
+            raise OSError("no Python interpreter to run")
         # A file, not a pipe: a child that writes much to stderr can never block on it.
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         try:
