@@ -25,9 +25,10 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   skipped with a reason in the :class:`IndexReport`; the rest is indexed.
 * **Writing.** Files are read and chunked ahead of the writer (up to a byte budget): for a run
   of at least ``CHILD_MIN_BYTES`` in a child process, on another core
-  (:mod:`~deerflow.knowledge.providers._local_reader`), else in a thread, while SQLite writes. Chunk rows enter the full-text index in batches of
-  megabytes, one statement each: FTS5 ends every statement with a new segment, so row by row it
-  would spend more time merging segments than tokenizing. A first build, or one that re-chunks
+  (:mod:`~deerflow.knowledge.providers._local_reader`), else in a thread, while SQLite writes.
+  Chunk rows enter the full-text index in batches of megabytes, one statement each: FTS5 ends
+  every statement with a new segment, so row by row it would spend more time merging segments
+  than tokenizing (a first build does not merge its batches' segments at all). A first build, or one that re-chunks
   every file, empties the full-text index first; an update deletes a row's terms with its old
   values, as an external-content table needs. The writer syncs at commit (``synchronous =
   FULL``): a finished run survives a crash or power loss, an interrupted one leaves the index
