@@ -84,6 +84,12 @@ def _no_reader_threads() -> bool:
     return not [t for t in threading.enumerate() if t.name.startswith("deerflow-index-")]
 
 
+@pytest.fixture(autouse=True)
+def idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests use the child whatever else runs on the machine."""
+    monkeypatch.setattr(_local_reader, "spare_core", lambda: True)
+
+
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> _Spy:
     return _Spy(monkeypatch)
@@ -226,6 +232,30 @@ def test_a_child_only_from_child_min_bytes(tmp_path: Path) -> None:
         LocalProvider(tmp_path / "b.sqlite").index(root, child_min_bytes=total + 1)
         LocalProvider(tmp_path / "c.sqlite").index(root, child_min_bytes=None)
         assert spy.prepared == 1 and len(spy.started) == 1 and spy.all_stopped()
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "spare"), [(1, 0.0, False), (2, 0.0, True), (2, 1.9, True), (2, 2.0, False)]
+)
+def test_a_child_needs_a_second_core_that_the_load_leaves_idle(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, spare: bool
+) -> None:
+    monkeypatch.undo()  # the real spare_core
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, 0.0, 0.0))
+    assert _local_reader.spare_core() is spare
+
+
+def test_on_a_busy_machine_the_run_stays_in_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spy: _Spy
+) -> None:
+    _many(tmp_path / "docs", 3, size=1_000)
+    monkeypatch.setattr(_local_reader, "spare_core", lambda: False)
+    assert (
+        LocalProvider(tmp_path / "i.sqlite").index(tmp_path / "docs", child_min_bytes=0).documents
+        == 3
+    )
+    assert spy.started == []
 
 
 def test_child_min_bytes_is_checked(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   opened non-blocking and never read, so nothing waits while holding the write transaction) are
   skipped with a reason in the :class:`IndexReport`; the rest is indexed.
 * **Writing.** Files are read and chunked ahead of the writer (up to a byte budget): for a run
-  of at least ``CHILD_MIN_BYTES`` in a child process, on another core
+  of at least ``CHILD_MIN_BYTES`` on a machine with an idle core in a child process, on that core
   (:mod:`~deerflow.knowledge.providers._local_reader`), else in a thread, while SQLite writes.
   Chunk rows enter the full-text index in batches of megabytes, one statement each: FTS5 ends
   every statement with a new segment, so row by row it would spend more time merging segments
@@ -484,9 +484,9 @@ class LocalProvider:
         one larger than ``max_file_bytes``, and anything that is not a regular file (a named pipe,
         socket or device is never opened in a way that could block the write transaction).
 
-        When the files weigh ``child_min_bytes`` or more together, they are read and chunked in a
-        child process (on another core, while this one writes); ``None`` keeps every run in this
-        process. The index is the same either way. Raises :class:`UpstreamError` (and leaves the
+        When the files weigh ``child_min_bytes`` or more together and the machine has an idle
+        core, they are read and chunked in a child process (on that core, while this one writes);
+        ``None`` keeps every run in this process. The index is the same either way. Raises :class:`UpstreamError` (and leaves the
         index as it was) if that process fails or dies.
         """
         if type(max_file_bytes) is not int or max_file_bytes < 1:
@@ -507,7 +507,11 @@ class LocalProvider:
             raise ProviderConfigError(f"Not a folder: {root_path}.", provider=PROVIDER_NAME)
         candidates, skipped = _discover(root_path)
         child = None
-        if child_min_bytes is not None and sum(c.size for c in candidates) >= child_min_bytes:
+        if (
+            child_min_bytes is not None
+            and sum(c.size for c in candidates) >= child_min_bytes
+            and _local_reader.spare_core()
+        ):
             child = _start_reader()
         try:
             self._index_path.parent.mkdir(parents=True, exist_ok=True)
