@@ -1,5 +1,5 @@
 """Read, hash and chunk the files of an index run ahead of the writer: in a thread, or, for a
-large run, in a child process.
+large run on a machine with an idle core (:func:`spare_core`), in a child process.
 
 Reading, decoding, PDF extraction and chunking hold the GIL, so a thread overlaps them only with
 the part of SQLite's work that releases it; a child process runs them on another core while the
