@@ -859,6 +859,40 @@ def test_chunk_rows_enter_the_full_text_index_in_batches(tmp_path: Path, docs: P
     local.close()
 
 
+def test_a_build_writes_unmerged_segments_and_leaves_automerge_on_for_updates(
+    tmp_path: Path, docs: Path
+) -> None:
+    from deerflow.knowledge.providers.local import _ChunkWriter, _Prepared
+
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    connection = sqlite3.connect(index, isolation_level=None, factory=_Recording)
+    assert isinstance(connection, _Recording)
+    automerge = "SELECT v FROM chunks_fts_config WHERE k = 'automerge'"
+    assert connection.execute(automerge).fetchone() == (4,)
+    connection.execute("BEGIN IMMEDIATE")
+    connection.execute("DELETE FROM chunks")
+    connection.execute("DELETE FROM documents")
+    writer = _ChunkWriter(connection, bulk=True, batch_chars=100)
+    assert connection.execute(automerge).fetchone() == (0,)
+    text = "Herons wade in the shallows at dawn. " * 3
+    for number in range(4):
+        writer.insert_document(f"f{number}.md", _Prepared("0" * 64, 1, [(None, text)]))
+    writer.finish()
+    connection.execute("COMMIT")
+    assert connection.execute(automerge).fetchone() == (4,)
+    settings = [
+        p for sql, p in connection.statements if sql.startswith("INSERT") and "'automerge'" in sql
+    ]
+    assert settings == [(), (4,)]
+    (segments,) = connection.execute(
+        "SELECT count(*) FROM chunks_fts_data WHERE id > 10"  # one leaf or more per segment
+    ).fetchone()
+    assert segments >= 4  # one per batch, not merged
+    connection.close()
+    _integrity_check(index)
+
+
 def test_an_update_writes_its_rows_to_the_full_text_index_in_one_statement(
     tmp_path: Path, docs: Path
 ) -> None:

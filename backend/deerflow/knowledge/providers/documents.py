@@ -54,6 +54,8 @@ class SkipFile(Exception):
 class Candidate:
     path: str
     file: Path
+    size: int = 0
+    """The size found when the folder was read (the file may change before it is read)."""
 
 
 def discover(root: Path) -> tuple[list[Candidate], list[SkippedFile]]:
@@ -70,10 +72,11 @@ def discover(root: Path) -> tuple[list[Candidate], list[SkippedFile]]:
             file = base / name
             relative = file.relative_to(root).as_posix()
             try:
-                mode = file.lstat().st_mode
+                info = file.lstat()
             except OSError as exc:
                 skipped.append(SkippedFile(_printable(relative), _unreadable(exc)))
                 continue
+            mode = info.st_mode
             if stat.S_ISLNK(mode):
                 skipped.append(SkippedFile(relative, "symbolic link (not followed)"))
             elif (special := _not_regular(mode)) is not None:
@@ -87,7 +90,7 @@ def discover(root: Path) -> tuple[list[Candidate], list[SkippedFile]]:
                     )
                 )
             else:
-                found.append(Candidate(relative, file))
+                found.append(Candidate(relative, file, info.st_size))
     found.sort(key=lambda c: c.path)
     return found, skipped
 

@@ -23,10 +23,12 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   ``max_file_bytes``, and anything that is not a regular file (a named pipe, socket or device:
   opened non-blocking and never read, so nothing waits while holding the write transaction) are
   skipped with a reason in the :class:`IndexReport`; the rest is indexed.
-* **Writing.** Files are read and chunked ahead in a worker thread (up to a byte budget) while
-  SQLite, which releases the GIL, writes. Chunk rows enter the full-text index in batches of
-  megabytes, one statement each: FTS5 ends every statement with a new segment, so row by row it
-  would spend more time merging segments than tokenizing. A first build, or one that re-chunks
+* **Writing.** Files are read and chunked ahead of the writer (up to a byte budget): for a run
+  of at least ``CHILD_MIN_BYTES`` on a machine with an idle core in a child process, on that core
+  (:mod:`~deerflow.knowledge.providers._local_reader`), else in a thread, while SQLite writes.
+  Chunk rows enter the full-text index in batches of megabytes, one statement each: FTS5 ends
+  every statement with a new segment, so row by row it would spend more time merging segments
+  than tokenizing (a first build does not merge its batches' segments at all). A first build, or one that re-chunks
   every file, empties the full-text index first; an update deletes a row's terms with its old
   values, as an external-content table needs. The writer syncs at commit (``synchronous =
   FULL``): a finished run survives a crash or power loss, an interrupted one leaves the index
@@ -43,20 +45,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import os
 import queue
 import re
 import sqlite3
-import threading
 import time
 import urllib.parse
-from collections import deque
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal
 
 from deerflow.knowledge.contract import (
     MAX_SOURCES,
@@ -65,7 +64,10 @@ from deerflow.knowledge.contract import (
     RetrievalResult,
     is_valid_dataset_name,
 )
-from deerflow.knowledge.providers import _local_query
+from deerflow.knowledge.providers import _local_query, _local_reader
+from deerflow.knowledge.providers._local_reader import CHILD_MIN_BYTES
+from deerflow.knowledge.providers._local_reader import Prepared as _Prepared
+from deerflow.knowledge.providers._local_reader import read_ahead as _read_ahead
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.chunking import (
     DEFAULT_CHUNK_CHARS,
@@ -79,12 +81,11 @@ from deerflow.knowledge.providers.documents import MAX_FILE_BYTES, SUPPORTED_SUF
 from deerflow.knowledge.providers.documents import Candidate as _Candidate
 from deerflow.knowledge.providers.documents import SkipFile as _SkipFile
 from deerflow.knowledge.providers.documents import discover as _discover
-from deerflow.knowledge.providers.documents import document_pages as _pages
 from deerflow.knowledge.providers.documents import one_line_path as _one_line
-from deerflow.knowledge.providers.documents import read_bytes as _read_bytes
 from deerflow.knowledge.providers.errors import ProviderConfigError
 
 __all__ = [
+    "CHILD_MIN_BYTES",
     "DEFAULT_CHUNK_CHARS",
     "DEFAULT_CHUNK_OVERLAP",
     "DEFAULT_LIMIT",
@@ -145,6 +146,10 @@ _FTS_BATCH_CHARS: Final = 8 * 1024 * 1024
 #: FTS5's ``hashsize``: the terms held in memory before a segment is written (FTS5's default,
 #: 1 MiB, would cut one batch into many segments that then have to be merged).
 _FTS_HASH_BYTES: Final = 32 * 1024 * 1024
+#: FTS5's ``automerge`` (its default), set again at the end of a build, which runs with none: a
+#: build's few segments (one per batch, about eight at 100k chunks) cost searches little, and not
+#: merging them while writing saves about a sixth of FTS5's CPU. Later runs merge as FTS5 does.
+_FTS_AUTOMERGE: Final = 4
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
 #: Dropped from queries (unless nothing else is left): they match nearly every chunk.
@@ -469,6 +474,7 @@ class LocalProvider:
         *,
         progress: Callable[[IndexProgress], None] | None = None,
         max_file_bytes: int = MAX_FILE_BYTES,
+        child_min_bytes: int | None = CHILD_MIN_BYTES,
     ) -> IndexReport:
         """Build or update the index so that it mirrors the supported files under ``root``.
 
@@ -477,10 +483,22 @@ class LocalProvider:
         a deerflow-knowledge index; a file that cannot be indexed is skipped and reported instead:
         one larger than ``max_file_bytes``, and anything that is not a regular file (a named pipe,
         socket or device is never opened in a way that could block the write transaction).
+
+        When the files weigh ``child_min_bytes`` or more together and the machine has an idle
+        core, they are read and chunked in a child process (on that core, while this one writes);
+        ``None`` keeps every run in this process. The index is the same either way. Raises :class:`UpstreamError` (and leaves the
+        index as it was) if that process fails or dies.
         """
         if type(max_file_bytes) is not int or max_file_bytes < 1:
             raise ProviderConfigError(
                 "Invalid local max_file_bytes: expected a positive integer.",
+                provider=PROVIDER_NAME,
+            )
+        if child_min_bytes is not None and (
+            type(child_min_bytes) is not int or child_min_bytes < 0
+        ):
+            raise ProviderConfigError(
+                "Invalid local child_min_bytes: expected None or an integer of at least 0.",
                 provider=PROVIDER_NAME,
             )
         started = time.perf_counter()
@@ -488,14 +506,31 @@ class LocalProvider:
         if not root_path.is_dir():
             raise ProviderConfigError(f"Not a folder: {root_path}.", provider=PROVIDER_NAME)
         candidates, skipped = _discover(root_path)
-        self._index_path.parent.mkdir(parents=True, exist_ok=True)
-        connection = self._connect_writer()
+        child = None
+        if (
+            child_min_bytes is not None
+            and sum(c.size for c in candidates) >= child_min_bytes
+            and _local_reader.spare_core()
+        ):
+            child = _start_reader()
         try:
-            report = self._index_files(
-                connection, root_path, candidates, skipped, progress, max_file_bytes
-            )
+            self._index_path.parent.mkdir(parents=True, exist_ok=True)
+            connection = self._connect_writer()
+            try:
+                report = self._index_files(
+                    connection,
+                    root_path,
+                    candidates,
+                    skipped,
+                    progress,
+                    max_file_bytes=max_file_bytes,
+                    child=child,
+                )
+            finally:
+                connection.close()
         finally:
-            connection.close()
+            if child is not None:
+                child.close()
         return _with_seconds(report, time.perf_counter() - started)
 
     def _connect_writer(self) -> sqlite3.Connection:
@@ -536,7 +571,9 @@ class LocalProvider:
         candidates: list[_Candidate],
         skipped: list[SkippedFile],
         progress: Callable[[IndexProgress], None] | None,
+        *,
         max_file_bytes: int,
+        child: _local_reader.ReaderProcess | None,
     ) -> IndexReport:
         chunker = f"{_CHUNKER_VERSION}:{self._chunk_chars}:{self._chunk_overlap}"
         outcomes: dict[FileOutcome, list[str]] = {
@@ -561,24 +598,18 @@ class LocalProvider:
             # With nothing to keep, the full-text index is built once at the end, in bulk.
             chunks = _ChunkWriter(connection, bulk=rechunk_all or not known)
 
-            def prepare(candidate: _Candidate) -> _Prepared | _SkipFile:
-                try:
-                    data = _read_bytes(candidate.file, max_bytes=max_file_bytes)
-                    digest = hashlib.sha256(data).hexdigest()
-                    previous = known.get(candidate.path)
-                    if previous is not None and previous[1] == digest and not rechunk_all:
-                        return _Prepared(digest, len(data), None)
-                    return _Prepared(digest, len(data), self._chunks(candidate.file, data))
-                except _SkipFile as exc:
-                    return exc
-
+            previous_digests = [
+                None if rechunk_all or candidate.path not in known else known[candidate.path][1]
+                for candidate in candidates
+            ]
             seen: set[str] = set()
-            # Closed on any way out, so that the read-ahead thread stops before the rollback.
+            # Closed on any way out, so that the reader stops before the rollback.
             prepared_files = contextlib.closing(
-                _read_ahead(candidates, prepare, weight=_weight, budget=_READ_AHEAD_BYTES)
+                self._prepare(candidates, previous_digests, max_file_bytes, child)
             )
             with prepared_files as ahead:
-                for done, (candidate, prepared) in enumerate(ahead, start=1):
+                for done, prepared in enumerate(ahead, start=1):
+                    candidate = candidates[done - 1]
                     outcome: FileOutcome
                     previous = known.get(candidate.path)
                     if isinstance(prepared, _SkipFile):
@@ -634,14 +665,44 @@ class LocalProvider:
             documents=documents,
         )
 
-    def _chunks(self, file: Path, data: bytes) -> list[tuple[int | None, str]]:
-        return [
-            (page, chunk)
-            for page, text in _pages(file, data)
-            for chunk in chunk_text(
-                text, chunk_chars=self._chunk_chars, chunk_overlap=self._chunk_overlap
+    def _prepare(
+        self,
+        candidates: list[_Candidate],
+        previous_digests: list[str | None],
+        max_file_bytes: int,
+        child: _local_reader.ReaderProcess | None,
+    ) -> Generator[_Prepared | _SkipFile, None, None]:
+        """Every candidate read and chunked (unless unchanged), in order: in a thread, or with a
+        ``child`` process, by the child except for a first share that this process reads while
+        the child starts up (see :data:`_local_reader.PARENT_SHARE`)."""
+        settings = self._settings(max_file_bytes)
+        work = list(zip(candidates, previous_digests, strict=True))
+        head = len(work)
+        if child is not None:
+            head = _local_reader.parent_share([candidate.size for candidate in candidates])
+            rest = child.prepare(
+                [(candidate.file, previous, candidate.size) for candidate, previous in work[head:]],
+                settings,
+                budget=_READ_AHEAD_BYTES,
             )
-        ]
+        ahead = _read_ahead(
+            work[:head],
+            lambda item: _local_reader.prepare(item[0].file, item[1], settings),
+            weight=_weight,
+            budget=_READ_AHEAD_BYTES,
+        )
+        with contextlib.closing(ahead):
+            for _, prepared in ahead:
+                yield prepared
+        if child is not None:
+            with contextlib.closing(rest):
+                yield from rest
+
+    def _settings(self, max_file_bytes: int = MAX_FILE_BYTES) -> _local_reader.Settings:
+        return _local_reader.Settings(max_file_bytes, self._chunk_chars, self._chunk_overlap)
+
+    def _chunks(self, file: Path, data: bytes) -> list[tuple[int | None, str]]:
+        return _local_reader.chunks(file, data, self._settings())
 
 
 # --------------------------------------------------------------------------- sqlite helpers
@@ -711,77 +772,6 @@ def _meta(connection: sqlite3.Connection, key: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """A file read (and, unless unchanged, chunked) ahead of the writer."""
-
-    digest: str
-    size: int
-    parts: list[tuple[int | None, str]] | None
-    """``(page, text)`` chunks, or None for a file whose content is unchanged."""
-
-
-def _weight(prepared: _Prepared | _SkipFile) -> int:
-    """What a file read ahead holds in memory, roughly: its size, unless it is not kept."""
-    return prepared.size if isinstance(prepared, _Prepared) and prepared.parts else 0
-
-
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-
-
-def _read_ahead(
-    items: Sequence[_T], work: Callable[[_T], _R], *, weight: Callable[[_R], int], budget: int
-) -> Generator[tuple[_T, _R], None, None]:
-    """``(item, work(item))`` in order, with ``work`` running ahead in one worker thread for as
-    long as the results not yet taken weigh at most ``budget`` together (one result is always
-    allowed, whatever it weighs). An exception from ``work`` is raised here; closing the iterator
-    early stops the worker after the item it is working on."""
-    ready: deque[tuple[_R | None, BaseException | None, int]] = deque()
-    changed = threading.Condition()
-    held = 0
-    stopped = False
-
-    def produce() -> None:
-        nonlocal held
-        for item in items:
-            try:
-                result: _R | None = work(item)
-                failure: BaseException | None = None
-                size = weight(result)  # type: ignore[arg-type]
-            except BaseException as exc:  # handed to the consumer, which raises it
-                result, failure, size = None, exc, 0
-            with changed:
-                while ready and held + size > budget and not stopped:
-                    changed.wait()
-                if stopped:
-                    return
-                ready.append((result, failure, size))
-                held += size
-                changed.notify_all()
-            if failure is not None:
-                return
-
-    worker = threading.Thread(target=produce, name="deerflow-index-read", daemon=True)
-    worker.start()
-    try:
-        for item in items:
-            with changed:
-                while not ready:
-                    changed.wait()
-                result, failure, size = ready.popleft()
-                held -= size
-                changed.notify_all()
-            if failure is not None:
-                raise failure
-            yield item, result  # type: ignore[misc]
-    finally:
-        with changed:
-            stopped = True
-            changed.notify_all()
-        worker.join()
-
-
 class _ChunkWriter:
     """Writes chunk rows and keeps the FTS5 index (external content) in step with them.
 
@@ -816,6 +806,8 @@ class _ChunkWriter:
             )
         if bulk:
             connection.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('delete-all')")
+            # A build leaves its batches' segments unmerged (see _FTS_AUTOMERGE).
+            connection.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('automerge', 0)")
 
     def delete_document(self, doc_id: int) -> None:
         if not self._bulk:
@@ -863,12 +855,30 @@ class _ChunkWriter:
 
     def finish(self) -> None:
         self._index_rows()
+        if self._bulk:
+            self._connection.execute(
+                "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('automerge', ?)",
+                (_FTS_AUTOMERGE,),
+            )
         if not self._bulk and self._changed:
             # FTS5's automerge has kept the segments few; a bounded extra merge keeps queries
             # fast without rewriting a large index for a one-file update.
             self._connection.execute(
                 "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('merge', 64)"
             )
+
+
+def _weight(prepared: _Prepared | _SkipFile) -> int:
+    """What a file read ahead holds in memory, roughly: its size, unless it is not kept."""
+    return prepared.size if isinstance(prepared, _Prepared) and prepared.parts else 0
+
+
+def _start_reader() -> _local_reader.ReaderProcess | None:
+    try:
+        return _local_reader.ReaderProcess.start()
+    except (OSError, ValueError) as exc:  # no interpreter to run, or no way to run one
+        logger.warning("reading files in this process: no reader process (%s)", exc)
+        return None
 
 
 def _with_seconds(report: IndexReport, seconds: float) -> IndexReport:
