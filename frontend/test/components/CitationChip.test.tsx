@@ -3,7 +3,7 @@ import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it } from "vitest";
 
-import { KnowledgeMarkdown, SourcesPanel, createSourceResolver } from "../../src/index.js";
+import { CitationChip, KnowledgeMarkdown, SourcesPanel, createSourceResolver } from "../../src/index.js";
 import { citedSentence } from "../../src/components/CitationChip.js";
 import { ai, cite, human, sharedRecord, toolMessage } from "./fixtures.js";
 
@@ -165,6 +165,34 @@ describe("lean chips", () => {
     await user.unhover(chip);
     expect(isOpen(chip)).toBe(false);
     expect(document.querySelector(".dk-preview")).toBeNull();
+  });
+});
+
+describe("a chip on its own (CitationChip)", () => {
+  it("is the same lean DOM, opens on hover and pins on click", async () => {
+    const messages = [human("q"), toolMessage([guide])];
+    const source = createSourceResolver().collectSources(messages, 2).get(guide.id)!;
+    const { container } = render(<CitationChip source={source} number={3} />);
+    const chip = screen.getByRole("button", { name: "Source 3: Deer field guide", description: "local" });
+    expect(chip.getAttribute("aria-expanded")).toBe("false");
+    expect(describedBy(chip)?.hidden).toBe(true);
+    expect(container.querySelectorAll("*")).toHaveLength(2);
+    const user = userEvent.setup();
+    await user.hover(chip);
+    expect(isOpen(chip)).toBe(true);
+    expect(chip.getAttribute("aria-expanded")).toBe("true");
+    await user.keyboard("{Escape}");
+    expect(isOpen(chip)).toBe(false);
+    await user.click(chip);
+    expect(isOpen(chip)).toBe(true);
+    await user.unhover(chip);
+    expect(isOpen(chip)).toBe(true); // pinned (and focused)
+    await user.tab(); // into the pinned preview
+    expect(document.activeElement?.className).toBe("dk-excerpt");
+    await user.tab();
+    expect(document.activeElement).toBe(screen.getByRole("link", { name: /Open source/ }));
+    await user.tab(); // out: closes
+    expect(container.querySelector(".dk-preview")).toBeNull();
   });
 });
 
