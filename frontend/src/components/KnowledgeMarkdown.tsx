@@ -413,8 +413,7 @@ const MarkdownBody = memo(function MarkdownBody({
   const group = useChipGroup(`${ids}-preview`, chipsOf);
   const content = useMemo(
     () => elementsOf(parsed.hast, context, group, ids),
-    // `group` is new each render; what the chips draw from it is its state.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // `group` is a new object each render, of stable functions and the state: the state decides.
     [parsed, context, group.state, ids],
   );
   if (guarded.kind === "plain") {
