@@ -20,3 +20,6 @@ export interface BenchRun {
 export declare const VARIANTS: Record<Variant, unknown>;
 export declare function domCounts(options: BenchOptions): Record<Variant, DomSize & { readonly chips: number }>;
 export declare function run(options: BenchOptions & { readonly runs: number }): BenchRun;
+export declare function prepare(options: BenchOptions): void;
+export declare function mountOne(variant: Variant): number;
+export declare function unmountLast(): void;

@@ -94,4 +94,28 @@ export function run({ turns, sourcesPerTool, runs }) {
   return { messages: history.length + 1, times, medians: medianOf(times), layout: medianOf(layout), dom, gc: typeof globalThis.gc === "function" };
 }
 
-globalThis.dkBench = { domCounts, run };
+// One mounted transcript at a time, for the CPU-time pass driven step by step from Node (see
+// bench-render-chromium.mjs): prepare once, then collect, mount (+ forced layout), unmount.
+let prepared = null;
+let mounted = null;
+
+/** Builds the history and verifies it once (the same warm state `run` times). */
+export function prepare({ turns, sourcesPerTool }) {
+  const { history, streamingBase } = buildHistory({ turns, sourcesPerTool, sourceId });
+  prepared = { history, streamingBase, resolver: createSourceResolver() };
+  for (const variant of Object.keys(VARIANTS)) unmountLast(mountOne(variant));
+}
+
+/** Mounts `variant` over fresh answer strings and forces style and layout; returns its wall time. */
+export function mountOne(variant) {
+  const messages = freshAnswers(withAnswer(prepared.history, prepared.streamingBase));
+  mounted = mount(messages, prepared.resolver, variant);
+  return mounted.elapsed;
+}
+
+export function unmountLast() {
+  if (mounted !== null) unmount(mounted);
+  mounted = null;
+}
+
+globalThis.dkBench = { collect, domCounts, mountOne, prepare, run, unmountLast };

@@ -7,3 +7,11 @@ export declare function openBenchPage(
   script: string,
   options?: { readonly stylesheet?: boolean },
 ): Promise<{ browser: Browser; page: Page }>;
+export declare function cpuTimes(
+  page: Page,
+  options: { readonly turns: number; readonly sourcesPerTool: number; readonly runs: number },
+): Promise<{
+  times: Record<"full" | "noPanel" | "plain", number[]>;
+  medians: Record<"full" | "noPanel" | "plain", number>;
+  layout: Record<"full" | "noPanel" | "plain", number>;
+}>;

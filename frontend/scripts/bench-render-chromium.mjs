@@ -10,8 +10,11 @@
  * $DEERFLOW_CHROMIUM; never a downloaded browser) driven headless by playwright-core, with the
  * package stylesheet applied as an app would load it. Each of PROCESSES fresh browser processes
  * times RUNS renders of every variant with performance.now() (render + forced layout, plain and
- * ours alternating); the medians per process are printed, then the median over processes of each
- * process's ratio, the target ratio last (issue 15: ≤ 1.3).
+ * ours alternating), then CPU_RUNS more with the renderer main thread's CPU time (DevTools
+ * Performance metrics in thread ticks, one render per step): on a shared machine wall time
+ * includes waiting for a core, which dilutes the ratio, CPU time does not. The medians per process
+ * are printed, then the median over processes of each process's ratio, the target ratio (CPU
+ * time) last (issue 15: ≤ 1.3).
  *
  * Usage: node scripts/bench-render-chromium.mjs [--quick] [--no-stylesheet]   (npm run bench runs it;
  * --no-stylesheet leaves knowledge.css out, to tell the stylesheet's share of style + layout apart)
@@ -82,12 +85,53 @@ export async function openBenchPage(script, { stylesheet = true } = {}) {
   }
 }
 
+const CPU_METRICS = ["TaskDuration", "RecalcStyleDuration", "LayoutDuration"];
+
+/**
+ * The renderer main thread's CPU time (thread ticks, from the DevTools Performance domain) of
+ * each first render, `runs` of each variant, plain alternating with ours: one render per step
+ * driven from here, so the metrics bracket exactly one mount and its forced layout. Wall time on a
+ * shared machine includes waiting for a core; thread time does not.
+ */
+export async function cpuTimes(page, { turns, sourcesPerTool, runs }) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
+  const read = async () => {
+    const { metrics } = await cdp.send("Performance.getMetrics");
+    return Object.fromEntries(CPU_METRICS.map((name) => [name, metrics.find((m) => m.name === name)?.value ?? NaN]));
+  };
+  await page.evaluate((options) => globalThis.dkBench.prepare(options), { turns, sourcesPerTool });
+  const times = { full: [], noPanel: [], plain: [] };
+  const layout = { full: [], noPanel: [], plain: [] };
+  for (let index = 0; index < runs; index++) {
+    for (const variant of ["plain", "full", "plain", "noPanel"]) {
+      await page.evaluate(() => globalThis.dkBench.collect());
+      const before = await read();
+      await page.evaluate((name) => globalThis.dkBench.mountOne(name), variant);
+      const after = await read();
+      await page.evaluate(() => globalThis.dkBench.unmountLast());
+      times[variant].push((after.TaskDuration - before.TaskDuration) * 1000);
+      layout[variant].push(
+        (after.RecalcStyleDuration - before.RecalcStyleDuration + after.LayoutDuration - before.LayoutDuration) * 1000,
+      );
+    }
+  }
+  await cdp.detach();
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const medianOf = (byVariant) => Object.fromEntries(Object.entries(byVariant).map(([name, values]) => [name, median(values)]));
+  if (!Number.isFinite(median(times.plain)) || median(times.plain) <= 0) {
+    throw new Error("Error: Chromium reported no main-thread CPU time (Performance.getMetrics TaskDuration)");
+  }
+  return { times, medians: medianOf(times), layout: medianOf(layout) };
+}
+
 async function main() {
   const quick = process.argv.includes("--quick");
   const stylesheet = !process.argv.includes("--no-stylesheet");
   const TURNS = 200;
   const SOURCES_PER_TOOL = quick ? 20 : 100;
   const RUNS = quick ? 3 : 11;
+  const CPU_RUNS = quick ? 2 : 7;
   const PROCESSES = quick ? 1 : 3;
   const ms = (value) => `${value.toFixed(2)} ms`;
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -109,6 +153,12 @@ async function main() {
         `process ${process_ + 1}: first render (warm) ${ms(full)}, without SourcesPanel ${ms(noPanel)}, ` +
           `plain react-markdown ${ms(plain)} (medians; ratio ${(full / plain).toFixed(2)}, without SourcesPanel ${(noPanel / plain).toFixed(2)})`,
       );
+      result.cpu = await cpuTimes(page, { turns: TURNS, sourcesPerTool: SOURCES_PER_TOOL, runs: CPU_RUNS });
+      console.log(
+        `process ${process_ + 1}, main-thread CPU time: first render (warm) ${ms(result.cpu.medians.full)}, ` +
+          `without SourcesPanel ${ms(result.cpu.medians.noPanel)}, plain ${ms(result.cpu.medians.plain)} ` +
+          `(ratio ${(result.cpu.medians.full / result.cpu.medians.plain).toFixed(2)})`,
+      );
       results.push(result);
     } finally {
       await browser.close();
@@ -128,8 +178,17 @@ async function main() {
     `DOM: ${dom.full.elements} elements, ${dom.full.attributes} attributes (without SourcesPanel: ${dom.noPanel.elements}, ${dom.noPanel.attributes}); ` +
       `plain: ${dom.plain.elements}, ${dom.plain.attributes}`,
   );
-  console.log(`ratio first render without SourcesPanel (warm, Chromium)/plain react-markdown: ${ratioOf("noPanel").toFixed(2)}`);
-  console.log(`ratio first render (warm, Chromium)/plain react-markdown (target ≤ 1.3): ${ratioOf("full").toFixed(2)}`);
+  const cpuOf = (variant) => median(results.map((r) => r.cpu.medians[variant]));
+  const cpuLayoutOf = (variant) => median(results.map((r) => r.cpu.layout[variant]));
+  const cpuRatioOf = (variant) => median(results.map((r) => r.cpu.medians[variant] / r.cpu.medians.plain));
+  console.log(
+    `main-thread CPU time (median over processes): first render (warm) ${ms(cpuOf("full"))}, without SourcesPanel ${ms(cpuOf("noPanel"))}, ` +
+      `plain ${ms(cpuOf("plain"))}; of which style + layout ${ms(cpuLayoutOf("full"))}, ${ms(cpuLayoutOf("noPanel"))}, ${ms(cpuLayoutOf("plain"))}`,
+  );
+  console.log(`ratio first render without SourcesPanel (warm, Chromium, wall time)/plain react-markdown: ${ratioOf("noPanel").toFixed(2)}`);
+  console.log(`ratio first render (warm, Chromium, wall time)/plain react-markdown: ${ratioOf("full").toFixed(2)}`);
+  console.log(`ratio first render without SourcesPanel (warm, Chromium, CPU time)/plain react-markdown: ${cpuRatioOf("noPanel").toFixed(2)}`);
+  console.log(`ratio first render (warm, Chromium, CPU time)/plain react-markdown (target ≤ 1.3): ${cpuRatioOf("full").toFixed(2)}`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { domCounts } from "../scripts/bench-render-browser.mjs";
-import { CHROMIUM, bundleBench, openBenchPage } from "../scripts/bench-render-chromium.mjs";
+import { CHROMIUM, bundleBench, cpuTimes, openBenchPage } from "../scripts/bench-render-chromium.mjs";
 
 type Opened = Awaited<ReturnType<typeof openBenchPage>>;
 
@@ -59,6 +59,18 @@ describe("the Chromium render bench", () => {
     for (const variant of ["full", "noPanel", "plain"] as const) {
       const { chips: _chips, ...size } = counts[variant];
       expect(dom[variant]).toEqual(size);
+    }
+  });
+
+  it("measures main-thread CPU time render by render: every variant, plain twice per run", async () => {
+    const cpu = await cpuTimes(opened!.page, { ...SMALL, runs: 2 });
+    expect(cpu.times.full).toHaveLength(2);
+    expect(cpu.times.noPanel).toHaveLength(2);
+    expect(cpu.times.plain).toHaveLength(4);
+    for (const values of Object.values(cpu.times)) for (const value of values) expect(value).toBeGreaterThan(0);
+    // A render is a task; its style + layout is part of it.
+    for (const variant of ["full", "noPanel", "plain"] as const) {
+      expect(cpu.layout[variant]).toBeLessThanOrEqual(cpu.medians[variant] + 1e-6);
     }
   });
 });

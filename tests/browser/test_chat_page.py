@@ -105,7 +105,10 @@ def _shot(page: object, name: str) -> None:
 
 
 def _preview_of(page: object, chip: object) -> object:
-    return page.locator(f"[id='{chip.get_attribute('aria-describedby')}'].dk-preview")  # type: ignore[attr-defined]
+    # Closed, a chip is described by a hidden description that chips alike share; open, by its
+    # preview, which names the same source.
+    source = chip.get_attribute("data-dk-source-id")  # type: ignore[attr-defined]
+    return page.locator(f".dk-preview[data-dk-source-id='{source}']")  # type: ignore[attr-defined]
 
 
 def _api(gateway: str, path: str, body: object | None = None, method: str = "POST") -> Any:
@@ -155,8 +158,12 @@ def test_question_yields_chips_with_previews_that_survive_reload(page: object) -
     # The title is the button's text, isolated by the button as a <bdi> would (contract §8).
     assert first.evaluate("e => getComputedStyle(e).unicodeBidi") == "isolate"
     preview = _preview_of(page, first)
+    # Closed, the chip is described by a hidden short description (provider and locators).
+    described = first.get_attribute("aria-describedby")  # type: ignore[attr-defined]
+    assert page.evaluate(f"document.getElementById({described!r}).hidden") is True  # type: ignore[attr-defined]
     first.hover()
     preview.wait_for(state="visible")
+    assert first.get_attribute("aria-describedby") == preview.get_attribute("id")  # type: ignore[attr-defined]
     assert preview.locator(".dk-excerpt").inner_text().strip()
     assert preview.locator(".dk-provider").text_content() == "local"
     page.mouse.move(0, 0)  # type: ignore[attr-defined]
@@ -190,7 +197,7 @@ def test_focus_returns_to_the_input_and_each_chip_is_one_tab_stop(page: object) 
     assert described == "dk-preview"
     for index in range(1, chips.count()):
         page.keyboard.press("Tab")  # type: ignore[attr-defined]
-        assert page.evaluate("document.activeElement.className") == "dk-citation dk-chip"  # type: ignore[attr-defined]
+        assert page.evaluate("document.activeElement.classList.contains('dk-chip')")  # type: ignore[attr-defined]
         assert page.evaluate("document.activeElement") == chips.nth(index).evaluate("e => e")  # type: ignore[attr-defined]
 
 

@@ -5,16 +5,17 @@
  */
 
 import {
+  Fragment,
+  useCallback,
   useEffect,
   useId,
   useLayoutEffect,
   useRef,
   useState,
-  type FocusEvent,
-  type KeyboardEvent,
-  type MouseEvent,
+  type Key,
   type ReactElement,
   type ReactNode,
+  type Ref,
   type RefObject,
 } from "react";
 
@@ -24,6 +25,7 @@ import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
 import { visibleText } from "../visible.js";
 import { placePreview, type Box } from "./placement.js";
 import { findQuote, type QuoteSpan } from "./quote.js";
+import { isPinned, openChip, useChipGroup, type ChipHandlers } from "./chipState.js";
 
 export interface CitationChipProps {
   /** The verified source the citation resolved to. */
@@ -134,31 +136,31 @@ export function SourceDetails({
   );
 }
 
-const HOVERED = 1;
-const FOCUSED = 2;
-const PINNED = 4;
-const DISMISSED = 8;
-
 // Blocks whose text is "the sentence" a chip cites.
 const SENTENCE_BLOCK = "p, li, td, th, blockquote, h1, h2, h3, h4, h5, h6, dd, dt";
 const SENTENCE_END = /[.!?。！？]\s+(?=\S)/g;
+// What the cited sentence skips: other chips (it starts after the last one), open previews and
+// hidden descriptions.
+const NOT_SENTENCE = ".dk-chip, .dk-preview, [hidden]";
 
 /** The text of the sentence a chip ends: from the previous chip or sentence end to the chip. */
 export function citedSentence(chip: Element): string {
   const block = chip.closest(SENTENCE_BLOCK) ?? chip.parentElement;
-  if (block === null || typeof document.createRange !== "function") return "";
-  const range = document.createRange();
-  range.selectNodeContents(block);
-  const chips = block.querySelectorAll(".dk-chip");
-  for (const other of chips) {
-    if (other === chip) break;
-    // Start after the earlier chip and its description (or open preview), never inside them.
-    const next = other.nextElementSibling;
-    const described = other.getAttribute("aria-describedby");
-    range.setStartAfter(next !== null && described !== null && next.id === described ? next : other);
-  }
-  range.setEndBefore(chip);
-  const text = range.toString();
+  if (block === null) return "";
+  let text = "";
+  const walk = (node: Node): boolean => {
+    for (let child = node.firstChild; child !== null; child = child.nextSibling) {
+      if (child === chip) return true;
+      if (child.nodeType === Node.TEXT_NODE) text += child.nodeValue ?? "";
+      else if (child instanceof Element) {
+        if (child.matches(NOT_SENTENCE)) {
+          if (child.classList.contains("dk-chip")) text = "";
+        } else if (walk(child)) return true;
+      }
+    }
+    return false;
+  };
+  walk(block);
   let start = 0;
   for (const match of text.matchAll(SENTENCE_END)) start = match.index + match[0].length;
   return text.slice(start);
@@ -191,10 +193,10 @@ function visibleBound(element: Element): Box {
 }
 
 /** Keeps the open preview placed (see {@link placePreview}) while the page scrolls or resizes. */
-function usePlacement(anchor: RefObject<HTMLElement | null>, preview: RefObject<HTMLElement | null>): void {
+function usePlacement(anchor: () => HTMLElement | null, preview: RefObject<HTMLElement | null>): void {
   useLayoutEffect(() => {
     const place = (): void => {
-      const chip = anchor.current;
+      const chip = anchor();
       const box = preview.current;
       if (chip === null || box === null) return;
       const chipBox = boxOf(chip);
@@ -218,6 +220,82 @@ function usePlacement(anchor: RefObject<HTMLElement | null>, preview: RefObject<
   }, [anchor, preview]);
 }
 
+/** What one chip of a group renders from (see {@link chipElements}). */
+export interface ChipView {
+  readonly display: SourceDisplay;
+  readonly number: number | undefined;
+  readonly suffix: string | undefined;
+  readonly labels: KnowledgeLabels;
+  /** The id of the chip's short description (shared by the chips that describe alike). */
+  readonly descriptionId: string;
+  /** True for the first chip of its description: the hidden description follows it. */
+  readonly ownsDescription: boolean;
+  /** The group's preview id, or null while this chip is closed. */
+  readonly previewId: string | null;
+  readonly pinned: boolean;
+  /** This chip's element (for placing the preview and reading the cited sentence). */
+  readonly anchor: () => HTMLElement | null;
+  readonly onDismiss: () => void;
+  /** Handlers for the button and the preview, when no ancestor delegates them. */
+  readonly handlers?: ChipHandlers | undefined;
+  readonly buttonRef?: Ref<HTMLButtonElement> | undefined;
+}
+
+/**
+ * One chip's DOM: a closed chip is its button (the number is generated content from
+ * `data-dk-number`), plus, after the first chip of a description, that description as a hidden
+ * element (`aria-describedby` reads hidden targets); an open one is followed by its preview,
+ * which the button is then described by.
+ */
+export function chipElements(view: ChipView, key?: Key): ReactElement {
+  const { display, number, suffix, labels, previewId, handlers } = view;
+  const title = display.title ?? labels.untitled;
+  const named = suffix === undefined ? title : `${title} (${suffix})`;
+  return (
+    <Fragment key={key}>
+      <button
+        type="button"
+        className={suffix === undefined ? "dk-citation dk-chip" : "dk-citation dk-chip dk-chip-split"}
+        data-dk-source-id={display.id}
+        data-dk-number={number}
+        aria-describedby={previewId ?? view.descriptionId}
+        aria-expanded={previewId !== null}
+        aria-label={`${labels.source}${number === undefined ? "" : ` ${number}`}: ${named}`}
+        ref={view.buttonRef}
+        {...handlers}
+      >
+        {/* The button isolates its text (unicode-bidi: isolate in knowledge.css), as <bdi> would. */}
+        {suffix === undefined ? (
+          title
+        ) : (
+          // The suffix must stay visible when a long title is cut: title and suffix apart.
+          <>
+            <bdi className="dk-chip-title">{title}</bdi>
+            <span className="dk-chip-suffix"> · {suffix}</span>
+          </>
+        )}
+      </button>
+      {previewId !== null && (
+        <ChipPreview
+          id={previewId}
+          display={display}
+          labels={labels}
+          suffix={suffix}
+          anchor={view.anchor}
+          pinned={view.pinned}
+          handlers={handlers}
+          onDismiss={view.onDismiss}
+        />
+      )}
+      {view.ownsDescription && (
+        <span id={view.descriptionId} hidden>
+          {shortDescription(display, labels)}
+        </span>
+      )}
+    </Fragment>
+  );
+}
+
 function ChipPreview({
   id,
   display,
@@ -225,22 +303,16 @@ function ChipPreview({
   suffix,
   anchor,
   pinned,
-  events,
+  handlers,
   onDismiss,
 }: {
   readonly id: string;
   readonly display: SourceDisplay;
   readonly labels: KnowledgeLabels;
   readonly suffix: string | undefined;
-  readonly anchor: RefObject<HTMLButtonElement | null>;
+  readonly anchor: () => HTMLElement | null;
   readonly pinned: boolean;
-  readonly events: {
-    onMouseEnter(): void;
-    onMouseLeave(event: MouseEvent<HTMLElement>): void;
-    onFocus(event: FocusEvent<HTMLElement>): void;
-    onBlur(event: FocusEvent<HTMLElement>): void;
-    onKeyDown(event: KeyboardEvent<HTMLElement>): void;
-  };
+  readonly handlers: ChipHandlers | undefined;
   readonly onDismiss: () => void;
 }): ReactElement {
   const ref = useRef<HTMLSpanElement>(null);
@@ -255,17 +327,19 @@ function ChipPreview({
     return () => document.removeEventListener("keydown", onKeyDown);
   }, []);
   // Computed once, when the preview opens: what the sentence before the chip quotes.
-  const [quote] = useState(() =>
-    anchor.current === null ? null : findQuote(citedSentence(anchor.current), display.excerpt),
-  );
-  usePlacement(anchor, ref);
+  const [quote] = useState(() => {
+    const chip = anchor();
+    return chip === null ? null : findQuote(citedSentence(chip), display.excerpt);
+  });
+  const anchorOnce = useRef(anchor);
+  usePlacement(anchorOnce.current, ref);
   useLayoutEffect(() => {
     const mark = ref.current?.querySelector<HTMLElement>(".dk-quote");
     const box = mark?.closest<HTMLElement>(".dk-excerpt");
     if (mark != null && box != null) box.scrollTop = Math.max(0, mark.offsetTop - box.clientHeight / 3);
   }, []);
   return (
-    <span ref={ref} id={id} className="dk-preview" data-dk-source-id={display.id} tabIndex={-1} {...events}>
+    <span ref={ref} id={id} className="dk-preview" data-dk-kind={display.kind} data-dk-source-id={display.id} tabIndex={-1} {...handlers}>
       <SourceDetails display={display} labels={labels} suffix={suffix} quote={quote} linkFocusable={pinned} />
     </span>
   );
@@ -276,95 +350,38 @@ function ChipPreview({
  * text). Its preview opens on hover, on keyboard focus and on click, stays open while the pointer
  * or focus is inside it, closes with Escape, and is wired to the button with `aria-describedby`.
  *
- * Lean: while closed, the chip is one button and one visually hidden short description (provider
- * and locators) that `aria-describedby` points to; the preview, with the excerpt, mounts only
- * while open and takes that id. The preview is placed next to the chip where it fits (below,
- * above, then beside), inside the visible part of the scrolling message list, clear of the
- * Sources toggles and of any element marked `data-dk-keep-clear`; it highlights and scrolls to
- * the part of the excerpt that the sentence before the chip quotes. Its link joins the tab order
- * only once the preview is pinned (click or Enter), so each chip is one tab stop.
+ * Lean: while closed, the chip is one button and a hidden short description (provider and
+ * locators) that `aria-describedby` points to; the preview, with the excerpt, mounts only while
+ * open and the button is then described by it. The preview is placed next to the chip where it
+ * fits (below, above, then beside), inside the visible part of the scrolling message list, clear
+ * of the Sources toggles and of any element marked `data-dk-keep-clear`; it highlights and
+ * scrolls to the part of the excerpt that the sentence before the chip quotes. Its link joins the
+ * tab order only once the preview is pinned (click or Enter), so each chip is one tab stop.
+ * (`KnowledgeMarkdown` renders the same DOM without a component per chip: one state per message.)
  */
 export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }: CitationChipProps): ReactElement {
-  const display = describeSource(source);
-  const previewId = `dk-preview-${useId()}`;
-  const buttonRef = useRef<HTMLButtonElement>(null);
-  // One state word (hovered | focused | pinned | dismissed): a closed chip costs one hook.
-  const [flags, setFlags] = useState(0);
-  const open = (flags & DISMISSED) === 0 && (flags & (HOVERED | FOCUSED | PINNED)) !== 0;
-  const pinned = (flags & PINNED) !== 0;
-  const title = display.title ?? labels.untitled;
-  const named = suffix === undefined ? title : `${title} (${suffix})`;
-  const update = (set: number, clear: number): void => setFlags((value) => (value | set) & ~clear);
-
-  const isOurs = (target: EventTarget | null): boolean =>
-    target instanceof Node &&
-    (buttonRef.current?.contains(target) === true ||
-      document.getElementById(previewId)?.contains(target) === true);
-
-  const events = {
-    onMouseEnter: (): void => update(HOVERED, DISMISSED),
-    onMouseLeave: (event: MouseEvent<HTMLElement>): void => {
-      if (!isOurs(event.relatedTarget)) update(0, HOVERED);
-    },
-    onFocus: (event: FocusEvent<HTMLElement>): void => {
-      if (!isOurs(event.relatedTarget)) update(FOCUSED, DISMISSED);
-    },
-    onBlur: (event: FocusEvent<HTMLElement>): void => {
-      if (!isOurs(event.relatedTarget)) update(0, FOCUSED | PINNED);
-    },
-    onKeyDown: (event: KeyboardEvent<HTMLElement>): void => {
-      if (event.key === "Escape" && open) {
-        event.stopPropagation();
-        update(DISMISSED, PINNED);
-        if (event.target !== buttonRef.current) buttonRef.current?.focus();
-      }
-    },
-  };
-
-  return (
-    <>
-      <button
-        ref={buttonRef}
-        type="button"
-        className="dk-citation dk-chip"
-        data-dk-kind={display.kind}
-        data-dk-source-id={display.id}
-        data-dk-number={number}
-        aria-describedby={previewId}
-        aria-expanded={open}
-        aria-label={`${labels.source}${number === undefined ? "" : ` ${number}`}: ${named}`}
-        onClick={() => setFlags((value) => (value ^ PINNED) & ~DISMISSED)}
-        {...events}
-      >
-        {/* The button isolates its text (unicode-bidi: isolate in knowledge.css), as <bdi> would. */}
-        {suffix === undefined ? (
-          title
-        ) : (
-          // The suffix must stay visible when a long title is cut: title and suffix apart.
-          <>
-            <bdi className="dk-chip-title">{title}</bdi>
-            <span className="dk-chip-suffix"> · {suffix}</span>
-          </>
-        )}
-      </button>
-      {open ? (
-        <ChipPreview
-          id={previewId}
-          display={display}
-          labels={labels}
-          suffix={suffix}
-          anchor={buttonRef}
-          pinned={pinned}
-          events={events}
-          onDismiss={() => update(DISMISSED, PINNED)}
-        />
-      ) : (
-        <span id={previewId} className="dk-sr-only">
-          {shortDescription(display, labels)}
-        </span>
-      )}
-    </>
-  );
+  const id = useId();
+  const button = useRef<HTMLButtonElement | null>(null);
+  const chips = useCallback((): ArrayLike<Element> => (button.current === null ? [] : [button.current]), []);
+  const previewId = `dk-preview-${id}`;
+  const group = useChipGroup(previewId, chips);
+  const open = openChip(group.state) === 0;
+  const anchor = useCallback(() => group.chipAt(0), [group.chipAt]);
+  const element = chipElements({
+    display: describeSource(source),
+    number,
+    suffix,
+    labels,
+    descriptionId: `dk-description-${id}`,
+    ownsDescription: true,
+    previewId: open ? previewId : null,
+    pinned: isPinned(group.state),
+    anchor,
+    onDismiss: group.dismiss,
+    handlers: group.handlers,
+    buttonRef: button,
+  });
+  return element;
 }
 
 export interface InertCitationProps {

@@ -14,7 +14,10 @@
 
 import {
   memo,
+  useCallback,
+  useId,
   useMemo,
+  useRef,
   type Key,
   type ComponentPropsWithoutRef,
   type ReactElement,
@@ -37,9 +40,10 @@ import {
   type TreeCitations,
 } from "../citations.js";
 import { rememberCitations } from "../citationMemo.js";
-import { summarizeCitations, type SourceLookup } from "../resolve.js";
+import { describeSource, summarizeCitations, type ResolvedSource, type SourceLookup } from "../resolve.js";
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
-import { CitationChip, InertCitation, WebCitation } from "./CitationChip.js";
+import { InertCitation, WebCitation, chipElements, shortDescription } from "./CitationChip.js";
+import { isPinned, openChip, useChipGroup, type ChipGroup } from "./chipState.js";
 import { distinguishSources } from "./distinguish.js";
 import { scanMarkdown } from "../guard.js";
 import { MessageBoundary, PlainTextMessage } from "./MessageBoundary.js";
@@ -86,6 +90,16 @@ interface MessageContext {
   readonly labels: KnowledgeLabels;
 }
 
+/** The chips of one rendering of a message: counted in document order as they are made. */
+interface ChipPass {
+  readonly group: ChipGroup;
+  readonly open: number;
+  readonly ids: string;
+  count: number;
+  /** Description text → its element id (chips that describe alike share one element). */
+  readonly descriptions: Map<string, string>;
+}
+
 interface HastLike {
   readonly type?: string;
   readonly value?: unknown;
@@ -109,7 +123,12 @@ interface PositionedNode {
 type LinkProps = ComponentPropsWithoutRef<"a"> & ExtraProps;
 
 /** A rendered link: a chip, an inert label, a web citation or an ordinary (allowlisted) link. */
-function linkElement({ node, href, children }: LinkProps, key: Key | undefined, context: MessageContext): ReactElement {
+function linkElement(
+  { node, href, children }: LinkProps,
+  key: Key | undefined,
+  context: MessageContext,
+  chips: ChipPass,
+): ReactElement {
   const { lookup, numbers, suffixes, citations, labels } = context;
   const offset = (node as PositionedNode | undefined)?.position?.start?.offset;
   const citation = offset === undefined ? undefined : citations.get(offset);
@@ -124,7 +143,7 @@ function linkElement({ node, href, children }: LinkProps, key: Key | undefined, 
       if (source === undefined) {
         return <InertCitation key={key} label={labelText()} reason="evidence_not_loaded" labels={labels} />;
       }
-      return <CitationChip key={key} source={source} number={numbers.get(id)} suffix={suffixes.get(id)} labels={labels} />;
+      return chipOf(source, numbers.get(id), suffixes.get(id), labels, key, chips);
     }
     case "malformed":
       return (
@@ -139,6 +158,43 @@ function linkElement({ node, href, children }: LinkProps, key: Key | undefined, 
       // The sanitized href (the sanitizer keeps http(s)); the found one if a plugin dropped it.
       return <WebCitation key={key} label={labelText()} href={href ?? citation.href} labels={labels} />;
   }
+}
+
+// Chips are made in document order: hast-util-to-jsx-runtime finishes each link before the next
+// one starts, and links do not nest, so a chip's count is its index among the message's chips.
+function chipOf(
+  source: ResolvedSource,
+  number: number | undefined,
+  suffix: string | undefined,
+  labels: KnowledgeLabels,
+  key: Key | undefined,
+  chips: ChipPass,
+): ReactElement {
+  const index = chips.count++;
+  const display = describeSource(source);
+  const description = shortDescription(display, labels);
+  let descriptionId = chips.descriptions.get(description);
+  const ownsDescription = descriptionId === undefined;
+  if (descriptionId === undefined) {
+    descriptionId = `${chips.ids}-d${chips.descriptions.size}`;
+    chips.descriptions.set(description, descriptionId);
+  }
+  const open = index === chips.open;
+  return chipElements(
+    {
+      display,
+      number,
+      suffix,
+      labels,
+      descriptionId,
+      ownsDescription,
+      previewId: open ? `${chips.ids}-preview` : null,
+      pinned: open && isPinned(chips.group.state),
+      anchor: () => chips.group.chipAt(index),
+      onDismiss: chips.group.dismiss,
+    },
+    key,
+  );
 }
 
 function ordinaryLink(
@@ -194,11 +250,12 @@ const COMPONENTS: Components = { a: LINK, img: IMAGE };
 type ElementFactory = typeof jsx;
 
 /** The React elements of one message's hast, its links and images drawn against `context`. */
-function elementsOf(hast: HastRoot, context: MessageContext): ReactNode {
+function elementsOf(hast: HastRoot, context: MessageContext, group: ChipGroup, ids: string): ReactNode {
+  const chips: ChipPass = { group, open: openChip(group.state), ids, count: 0, descriptions: new Map() };
   const wrap =
     (factory: ElementFactory): ElementFactory =>
     (type, props, key) => {
-      if (type === LINK) return linkElement(props as LinkProps, key, context);
+      if (type === LINK) return linkElement(props as LinkProps, key, context, chips);
       if (type === IMAGE) return imageElement(props as ComponentPropsWithoutRef<"img">, key, context.labels);
       return factory(type, props, key);
     };
@@ -349,12 +406,21 @@ const MarkdownBody = memo(function MarkdownBody({
     const suffixes = summary.sources.length < 2 ? NO_SUFFIXES : distinguishSources(summary.sources, merged);
     return { lookup, numbers: summary.numbers, suffixes, citations: parsed.byOffset, labels: merged };
   }, [lookup, parsed, merged]);
-  const content = useMemo(() => elementsOf(parsed.hast, context), [parsed, context]);
+  // One open-preview state for all the message's chips; their events are delegated to the root.
+  const root = useRef<HTMLDivElement>(null);
+  const ids = `dk-${useId()}`;
+  const chipsOf = useCallback(() => root.current?.querySelectorAll(".dk-chip") ?? [], []);
+  const group = useChipGroup(`${ids}-preview`, chipsOf);
+  const content = useMemo(
+    () => elementsOf(parsed.hast, context, group, ids),
+    // `group` is a new object each render, of stable functions and the state: the state decides.
+    [parsed, context, group.state, ids],
+  );
   if (guarded.kind === "plain") {
     return <PlainTextMessage text={guarded.text} note={merged.plainFallback} className={className} />;
   }
   return (
-    <div className={className === undefined ? "dk-markdown" : `dk-markdown ${className}`}>
+    <div ref={root} className={className === undefined ? "dk-markdown" : `dk-markdown ${className}`} {...group.handlers}>
       {content}
       {pending && <span className="dk-pending" aria-hidden="true" title={merged.pending} />}
     </div>

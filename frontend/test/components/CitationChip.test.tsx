@@ -3,7 +3,7 @@ import { cleanup, fireEvent, render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it } from "vitest";
 
-import { KnowledgeMarkdown, SourcesPanel, createSourceResolver } from "../../src/index.js";
+import { CitationChip, KnowledgeMarkdown, SourcesPanel, createSourceResolver } from "../../src/index.js";
 import { citedSentence } from "../../src/components/CitationChip.js";
 import { ai, cite, human, sharedRecord, toolMessage } from "./fixtures.js";
 
@@ -38,6 +38,42 @@ const describedBy = (button: HTMLElement): HTMLElement | null =>
 const isOpen = (button: HTMLElement): boolean =>
   describedBy(button)?.classList.contains("dk-preview") === true;
 
+interface Fiber {
+  readonly tag: number;
+  readonly alternate: Fiber | null;
+  readonly memoizedProps: unknown;
+  readonly child: Fiber | null;
+  readonly sibling: Fiber | null;
+  readonly memoizedState: unknown;
+}
+
+// React's work tags of components (function, class, forwardRef, memo, simple memo).
+const COMPONENT_TAGS = new Set([0, 1, 11, 14, 15]);
+
+/** The React components, and the fibers holding hook state, rendered inside `element`. */
+function fibersBelow(element: HTMLElement): { components: number; stateful: number } {
+  const key = Object.keys(element).find((name) => name.startsWith("__reactFiber$"));
+  const propsKey = Object.keys(element).find((name) => name.startsWith("__reactProps$"));
+  if (key === undefined || propsKey === undefined) throw new Error("not rendered by React");
+  const fields = element as unknown as Record<string, Fiber>;
+  // The node keeps the fiber it was created with; after an update the current one may be its
+  // alternate (the one whose props React last committed to the node).
+  const created = fields[key]!;
+  const current = created.memoizedProps === fields[propsKey] ? created : created.alternate!;
+  const counts = { components: 0, stateful: 0 };
+  const walk = (fiber: Fiber | null): void => {
+    for (let node = fiber; node !== null; node = node.sibling) {
+      if (COMPONENT_TAGS.has(node.tag)) {
+        counts.components += 1;
+        if (node.memoizedState !== null) counts.stateful += 1;
+      }
+      walk(node.child);
+    }
+  };
+  walk(current.child);
+  return counts;
+}
+
 describe("lean chips", () => {
   it("mounts no preview and no excerpt before any interaction", () => {
     const records = Array.from({ length: 30 }, (_, k) =>
@@ -55,11 +91,64 @@ describe("lean chips", () => {
     expect(chips).toHaveLength(30);
     expect(document.querySelectorAll(".dk-preview, .dk-excerpt, .dk-sources-list").length).toBe(0);
     expect(document.body.textContent).not.toContain("Excerpt number");
-    // A closed chip is one element plus its description; every description target exists.
+    // A closed chip is one element; every description target exists, hidden (aria-describedby
+    // reads hidden targets), one per distinct description.
     for (const chip of chips) {
       expect(chip.children).toHaveLength(0);
-      expect(describedBy(chip)?.className).toBe("dk-sr-only");
+      expect(describedBy(chip)?.hidden).toBe(true);
     }
+  });
+
+  it("builds a closed chip from seven attributes, one shared description per distinct text", () => {
+    const pages = Array.from({ length: 12 }, (_, k) =>
+      sharedRecord({ title: `Doc ${k}`, excerpt: `Excerpt ${k}.`, page: (k % 3) + 1 }),
+    );
+    const markdown = pages.map((record) => `Fact ${cite(record)}.`).join("\n\n");
+    const messages = [human("q"), toolMessage(pages), ai(markdown)];
+    const { container } = render(
+      <KnowledgeMarkdown markdown={markdown} messages={messages} messageIndex={2} resolver={createSourceResolver()} />,
+    );
+    const chips = [...container.querySelectorAll(".dk-chip")];
+    expect(chips).toHaveLength(12);
+    for (const chip of chips) {
+      expect(chip.getAttributeNames().sort()).toEqual([
+        "aria-describedby",
+        "aria-expanded",
+        "aria-label",
+        "class",
+        "data-dk-number",
+        "data-dk-source-id",
+        "type",
+      ]);
+    }
+    // "local, Page 1", "local, Page 2", "local, Page 3": three hidden descriptions for twelve chips,
+    // each right after the first chip it describes.
+    const descriptions = [...container.querySelectorAll("[hidden]")];
+    expect(descriptions.map((element) => element.textContent)).toEqual(["local, Page 1", "local, Page 2", "local, Page 3"]);
+    for (const [index, chip] of chips.entries()) {
+      expect(describedBy(chip as HTMLElement)).toBe(descriptions[index % 3]);
+      if (index < 3) expect(chip.nextElementSibling).toBe(descriptions[index]);
+    }
+    // The whole message: 12 paragraphs, 12 buttons, 3 descriptions.
+    expect(container.querySelector(".dk-markdown")!.querySelectorAll("*")).toHaveLength(27);
+  });
+
+  it("mounts no component and no hook per chip: one state per message", async () => {
+    const records = Array.from({ length: 20 }, (_, k) => sharedRecord({ title: `Doc ${k}`, excerpt: `Excerpt ${k}.` }));
+    const markdown = records.map((record) => `Fact ${cite(record)}.`).join("\n\n");
+    const messages = [human("q"), toolMessage(records), ai(markdown)];
+    const { container } = render(
+      <KnowledgeMarkdown markdown={markdown} messages={messages} messageIndex={2} resolver={createSourceResolver()} />,
+    );
+    const root = container.querySelector<HTMLElement>(".dk-markdown")!;
+    expect(fibersBelow(root)).toEqual({ components: 0, stateful: 0 });
+    // Open: the one preview (ChipPreview, SourceDetails, SourceTitle) is all that mounts.
+    const user = userEvent.setup();
+    await user.hover(screen.getByRole("button", { name: "Source 7: Doc 6" }));
+    expect(document.querySelectorAll(".dk-preview")).toHaveLength(1);
+    expect(fibersBelow(root).components).toBe(3);
+    await user.unhover(screen.getByRole("button", { name: "Source 7: Doc 6" }));
+    expect(fibersBelow(root)).toEqual({ components: 0, stateful: 0 });
   });
 
   it("describes a closed chip briefly and an open one with the preview", async () => {
@@ -76,6 +165,34 @@ describe("lean chips", () => {
     await user.unhover(chip);
     expect(isOpen(chip)).toBe(false);
     expect(document.querySelector(".dk-preview")).toBeNull();
+  });
+});
+
+describe("a chip on its own (CitationChip)", () => {
+  it("is the same lean DOM, opens on hover and pins on click", async () => {
+    const messages = [human("q"), toolMessage([guide])];
+    const source = createSourceResolver().collectSources(messages, 2).get(guide.id)!;
+    const { container } = render(<CitationChip source={source} number={3} />);
+    const chip = screen.getByRole("button", { name: "Source 3: Deer field guide", description: "local" });
+    expect(chip.getAttribute("aria-expanded")).toBe("false");
+    expect(describedBy(chip)?.hidden).toBe(true);
+    expect(container.querySelectorAll("*")).toHaveLength(2);
+    const user = userEvent.setup();
+    await user.hover(chip);
+    expect(isOpen(chip)).toBe(true);
+    expect(chip.getAttribute("aria-expanded")).toBe("true");
+    await user.keyboard("{Escape}");
+    expect(isOpen(chip)).toBe(false);
+    await user.click(chip);
+    expect(isOpen(chip)).toBe(true);
+    await user.unhover(chip);
+    expect(isOpen(chip)).toBe(true); // pinned (and focused)
+    await user.tab(); // into the pinned preview
+    expect(document.activeElement?.className).toBe("dk-excerpt");
+    await user.tab();
+    expect(document.activeElement).toBe(screen.getByRole("link", { name: /Open source/ }));
+    await user.tab(); // out: closes
+    expect(container.querySelector(".dk-preview")).toBeNull();
   });
 });
 
