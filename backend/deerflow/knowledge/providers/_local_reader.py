@@ -71,10 +71,17 @@ TASK_FILES: Final = 256
 PARENT_SHARE: Final = 0.125
 _PROVIDER: Final = "local"
 #: The child's first lines: Ctrl-C in a terminal reaches the whole process group, but only the
-#: parent handles it (by stopping the child); the import path is the parent's.
+#: parent handles it (by stopping the child); the import path is the parent's. The package
+#: ``deerflow.knowledge`` is registered without running its ``__init__``, which imports the public
+#: API (pydantic and the models: nine tenths of the child's start-up); the modules the child runs
+#: import only what they use, and none of them imports from the package itself.
 _BOOT: Final = (
     "import signal, sys, pickle; signal.signal(signal.SIGINT, signal.SIG_IGN); "
     "sys.path[:] = pickle.load(sys.stdin.buffer); "
+    "from importlib.util import find_spec, module_from_spec; "
+    "import deerflow; "
+    "deerflow.knowledge = sys.modules['deerflow.knowledge'] = "
+    "module_from_spec(find_spec('deerflow.knowledge')); "
     "from deerflow.knowledge.providers._local_reader import serve; serve()"
 )
 
