@@ -3,8 +3,11 @@ index as in-process reading, failures surfaced, stopped on every way out)."""
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
 import sqlite3
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -359,6 +362,23 @@ def test_a_child_that_dies_or_talks_nonsense_says_so(
         list(child.prepare(files, Settings(1_000, 100, 10), budget=1_000))
     child.close()
     assert _no_reader_threads()
+
+
+def test_the_child_starts_without_the_public_api_or_pydantic() -> None:
+    # The child's start-up is on the index's critical path: it imports the reader and what the
+    # reader runs (chunking, documents, the record rules), not the package's public API.
+    report = "; import json; print(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", _local_reader._BOOT_IMPORT + report],
+        input=pickle.dumps(list(sys.path)),
+        capture_output=True,
+        check=True,
+    )
+    loaded = set(json.loads(result.stdout))
+    assert "deerflow.knowledge.providers.chunking" in loaded
+    assert "deerflow.knowledge.providers.documents" in loaded
+    assert not {"deerflow.knowledge.contract", "deerflow.knowledge.envelope"} & loaded
+    assert sorted(m for m in loaded if m.split(".")[0] in {"pydantic", "pydantic_core"}) == []
 
 
 def test_a_child_closed_before_it_is_used_stops(tmp_path: Path) -> None:

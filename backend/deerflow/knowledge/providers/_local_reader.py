@@ -58,7 +58,8 @@ __all__ = [
 ]
 
 #: Runs that read fewer bytes than this stay in this process: starting a child interpreter and
-#: importing this package there takes about half a second of CPU, more than it would save.
+#: importing this module there (about 0.1 s of CPU), and passing every chunk back, cost more than
+#: the second core saves on a small run.
 CHILD_MIN_BYTES: Final = 16 * 1024 * 1024
 #: A batch sent to the child holds files of at most this many bytes together (at least one file),
 #: and at most ``TASK_FILES`` files: few enough messages to cost nothing, small enough that the
@@ -66,17 +67,27 @@ CHILD_MIN_BYTES: Final = 16 * 1024 * 1024
 TASK_BYTES: Final = 1024 * 1024
 TASK_FILES: Final = 256
 #: With a child, this share of the bytes (the first files) is read in the parent, while the child
-#: starts up and reads ahead: the parent, which writes SQLite, would otherwise wait for it (the
-#: child's part of the work is the larger, by its start-up and by passing results back).
+#: starts up and reads ahead: the parent, which writes SQLite, would otherwise wait for it, and the
+#: child's part of the work is the larger by its start-up, by passing results back and by importing
+#: the PDF parser (compiled afresh where no bytecode is cached). Measured at 100k chunks
+#: (interleaved, 3 runs each), an eighth was faster than a sixteenth and than three sixteenths.
 PARENT_SHARE: Final = 0.125
 _PROVIDER: Final = "local"
 #: The child's first lines: Ctrl-C in a terminal reaches the whole process group, but only the
-#: parent handles it (by stopping the child); the import path is the parent's.
-_BOOT: Final = (
+#: parent handles it (by stopping the child); the import path is the parent's. The package
+#: ``deerflow.knowledge`` is registered without running its ``__init__``, which imports the public
+#: API (pydantic and the models: nine tenths of the child's start-up); the modules the child runs
+#: import only what they use, and none of them imports from the package itself.
+_BOOT_IMPORT: Final = (
     "import signal, sys, pickle; signal.signal(signal.SIGINT, signal.SIG_IGN); "
     "sys.path[:] = pickle.load(sys.stdin.buffer); "
-    "from deerflow.knowledge.providers._local_reader import serve; serve()"
+    "from importlib.util import find_spec, module_from_spec; "
+    "import deerflow; "
+    "deerflow.knowledge = sys.modules['deerflow.knowledge'] = "
+    "module_from_spec(find_spec('deerflow.knowledge')); "
+    "from deerflow.knowledge.providers._local_reader import serve"
 )
+_BOOT: Final = f"{_BOOT_IMPORT}; serve()"
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,9 +267,9 @@ class ReaderProcess:
     """A child interpreter that runs :func:`prepare` for the parent (see the module docstring).
 
     :meth:`start` it, :meth:`prepare` once, and :meth:`close` it in every case: that kills the
-    child if it still runs, so nothing outlives the run. Starting up (importing this package)
-    takes about half a second, during which the parent reads its own share of the files
-    (:data:`PARENT_SHARE`).
+    child if it still runs, so nothing outlives the run. Starting up (importing this module, not
+    the package's public API: see ``_BOOT``) takes about a tenth of a second; meanwhile the
+    parent reads its own share of the files (:data:`PARENT_SHARE`).
     """
 
     def __init__(self, process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-from deerflow.knowledge.contract import MAX_EXCERPT_CHARS
+from deerflow.knowledge._rules import MAX_EXCERPT_CHARS
 from deerflow.knowledge.providers.errors import ProviderConfigError
 
 __all__ = [

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from deerflow.knowledge.contract import is_blank, is_valid_title
+from deerflow.knowledge._rules import is_valid_title
+from deerflow.knowledge.text import is_blank
 
 __all__ = [
     "MAX_FILE_BYTES",
