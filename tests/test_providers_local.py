@@ -761,65 +761,6 @@ def test_a_failed_run_stops_reading_ahead(tmp_path: Path) -> None:
     assert local.index(root).chunks == 40
 
 
-def test_read_ahead_keeps_order_and_stays_within_its_budget() -> None:
-    from deerflow.knowledge.providers.local import _read_ahead
-
-    started: list[int] = []
-    consumed: list[int] = []
-    ahead: list[int] = []
-
-    def work(item: int) -> int:
-        started.append(item)
-        ahead.append(len(started) - len(consumed))
-        return item * item
-
-    items = list(range(50))
-    for item, result in _read_ahead(items, work, weight=lambda _: 10, budget=30):
-        assert result == item * item
-        consumed.append(item)
-    # Three results of weight 10 held, one being worked on, plus the one being consumed.
-    assert consumed == items and started == items and max(ahead) <= 5
-
-
-def test_read_ahead_passes_a_result_heavier_than_its_budget_one_at_a_time() -> None:
-    from deerflow.knowledge.providers.local import _read_ahead
-
-    started: list[int] = []
-    consumed: list[int] = []
-    ahead: list[int] = []
-
-    def work(item: int) -> int:
-        started.append(item)
-        ahead.append(len(started) - len(consumed))
-        return item
-
-    for item, _ in _read_ahead(list(range(20)), work, weight=lambda _: 99, budget=10):
-        consumed.append(item)
-    # Never stuck (every item comes through, in order), and never more than one heavy result
-    # held: each waits until the previous is taken.
-    assert consumed == list(range(20))
-    assert max(ahead) <= 3
-
-
-def test_read_ahead_raises_the_workers_error_in_order_and_stops() -> None:
-    from deerflow.knowledge.providers.local import _read_ahead
-
-    started: list[int] = []
-
-    def work(item: int) -> int:
-        started.append(item)
-        if item == 5:
-            raise ValueError("item 5")
-        return item
-
-    taken: list[int] = []
-    with pytest.raises(ValueError, match="item 5"):
-        for item, _ in _read_ahead(list(range(100)), work, weight=lambda _: 1, budget=1_000):
-            taken.append(item)
-    assert taken == [0, 1, 2, 3, 4] and started == list(range(6))  # nothing after the error
-    assert not [t for t in threading.enumerate() if t.name.startswith("deerflow-index-read")]
-
-
 def _fts_inserts(connection: _Recording) -> list[tuple[object, ...]]:
     return [
         parameters
