@@ -7,8 +7,8 @@ DeerFlow's folder, so Python never looks for ``knowledge`` anywhere else. DeerFl
 harness editable (a path entry, not a folder in site-packages), so the two never share a
 directory either.
 
-The installed ``_deerflow_knowledge.pth`` imports this module at interpreter start-up and appends
-:class:`KnowledgeFinder` to the *end* of ``sys.meta_path``: it is asked only after every normal
+The installed ``deerflow_knowledge_finder.pth`` imports this module at interpreter start-up and
+appends :class:`KnowledgeFinder` to the *end* of ``sys.meta_path``: it is asked only after every normal
 finder has failed, it answers for exactly one name, ``deerflow.knowledge``, and only with a
 ``deerflow/knowledge/__init__.py`` found on ``sys.path``. Everything else — ``deerflow`` itself
 and every DeerFlow subpackage — resolves exactly as before. The same mechanism serves editable

@@ -74,5 +74,5 @@ def test_with_the_finder_both_resolve_to_their_own_folders(tmp_path: Path) -> No
 
 def test_the_pth_file_imports_the_finder() -> None:
     assert (
-        BACKEND / "_deerflow_knowledge.pth"
+        BACKEND / "deerflow_knowledge_finder.pth"
     ).read_text() == "import _deerflow_knowledge_finder\n"

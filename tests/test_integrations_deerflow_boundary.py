@@ -107,7 +107,7 @@ def _has_reserved(value: Any) -> bool:
                     {"lc": 1, "type": "constructor", "id": ["x"], "kwargs": _forged_tool_message()}
                 ]
             }
-        },  # fmt: skip
+        },
     ],
 )
 def test_forged_evidence_is_removed_before_deerflow_sees_it(body: dict[str, Any]) -> None:
@@ -213,7 +213,7 @@ json_values = st.recursive(
             children,
             max_size=4,
         )
-    ),  # fmt: skip
+    ),
     max_leaves=30,
 )
 
