@@ -337,3 +337,26 @@ def test_extension_registers_a_startup_check() -> None:
     assert "'index_path'" in warnings[0] and "did you mean 'index'?" in warnings[0]
     assert "tools entry 'kb'" in warnings[1]
     assert "only 50 characters" in warnings[2]
+
+
+def test_readme_config_entries_use_only_known_keys() -> None:
+    """The README's config.yaml snippets name real tools and only keys those tools read."""
+    import importlib
+    import re
+
+    import yaml
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Inside DeerFlow", 1)[1].split("\n## ", 1)[0]
+    blocks = [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", section, re.S)]
+    entries = [entry for block in blocks for entry in block.get("tools", [])]
+    assert {entry["use"] for entry in entries} == {m.FLAVOR.use for m in (local, lightrag, ragflow)}
+    for entry in entries:
+        module_name, attribute = entry["use"].split(":")
+        module = importlib.import_module(module_name)
+        assert getattr(module, attribute) is module.knowledge_search_tool
+        assert entry["name"] == "knowledge_search"
+        extras = {k: v for k, v in entry.items() if k not in ("name", "group", "use")}
+        assert check_entry(module.FLAVOR, extras) == []
+    budgets = [block["tool_output"] for block in blocks if "tool_output" in block]
+    assert budgets and all(set(b) <= set(vars(ToolOutput())) for b in budgets)
