@@ -349,8 +349,12 @@ def test_hidden_files_symlinks_and_other_types_are_left_out(tmp_path: Path, docs
     (docs / "link.md").symlink_to(docs / "deer.md")
     report = LocalProvider(tmp_path / "i.sqlite").index(docs)
     assert report.added == ("deer.md", "guides/forest.txt", "meadow.md")
+    # Every entry left out is listed, once for a folder (nothing below it is looked at).
     assert [(s.path, s.reason) for s in report.skipped] == [
-        ("link.md", "symbolic link (not followed)")
+        (".git/", "hidden folder (its name starts with a dot)"),
+        (".hidden.md", "hidden file (its name starts with a dot)"),
+        ("image.png", "unsupported type (.png; indexed types are .markdown, .md, .pdf, .txt)"),
+        ("link.md", "symbolic link (not followed)"),
     ]
 
 
@@ -440,8 +444,8 @@ def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(
 
     discover = local._discover
 
-    def discover_then_swap(root: Path) -> Any:
-        found = discover(root)
+    def discover_then_swap(root: Path, **kwargs: Any) -> Any:
+        found = discover(root, **kwargs)
         (docs / "meadow.md").unlink()
         os.mkfifo(docs / "meadow.md")
         return found
@@ -736,7 +740,7 @@ def test_a_version_1_index_is_read_and_upgraded_in_place(tmp_path: Path, docs: P
     with sqlite3.connect(index) as connection:
         assert connection.execute(
             "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone() == ("2",)
+        ).fetchone() == ("3",)
         assert connection.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
         ).fetchone() == (0,)
@@ -785,7 +789,9 @@ def test_chunk_rows_enter_the_full_text_index_in_batches(tmp_path: Path, docs: P
     text = "Herons wade in the shallows at dawn. " * 3  # 111 code points
     for number in range(60):  # 60 files of 3 chunks: 19,980 code points
         parts: list[tuple[int | None, str]] = [(None, text)] * 3
-        writer.insert_document(f"f{number:02d}.md", _Prepared("0" * 64, len(text) * 3, parts))
+        writer.insert_document(
+            f"f{number:02d}.md", "/docs", _Prepared("0" * 64, len(text) * 3, parts)
+        )
     writer.finish()
     connection.execute("COMMIT")
     ranges = [(int(low), int(high)) for low, high in _fts_inserts(connection)]  # type: ignore[call-overload]
@@ -818,7 +824,7 @@ def test_a_build_writes_unmerged_segments_and_leaves_automerge_on_for_updates(
     assert connection.execute(automerge).fetchone() == (0,)
     text = "Herons wade in the shallows at dawn. " * 3
     for number in range(4):
-        writer.insert_document(f"f{number}.md", _Prepared("0" * 64, 1, [(None, text)]))
+        writer.insert_document(f"f{number}.md", "/docs", _Prepared("0" * 64, 1, [(None, text)]))
     writer.finish()
     connection.execute("COMMIT")
     assert connection.execute(automerge).fetchone() == (4,)

@@ -68,8 +68,8 @@ class _Spy:
         start = ReaderProcess.start.__func__  # type: ignore[attr-defined]
         prepare = ReaderProcess.prepare
 
-        def spy_start(cls: type[ReaderProcess]) -> ReaderProcess:
-            child: ReaderProcess = start(cls)
+        def spy_start(cls: type[ReaderProcess], **kwargs: object) -> ReaderProcess:
+            child: ReaderProcess = start(cls, **kwargs)
             self.started.append(child)
             return child
 
