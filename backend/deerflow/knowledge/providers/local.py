@@ -748,7 +748,9 @@ class LocalProvider:
                     known[path] = (doc_id, digest)
                 else:
                     others[path] = (doc_id, owner)
-            if others and mode == "update":
+            # A folder new to an index that holds others needs a choice; one already in it
+            # is updated without one.
+            if others and not known and mode == "update":
                 raise self._choice_needed(key, others)
             # With nothing to keep, the full-text index is built once at the end, in bulk.
             keeps_others = bool(others) and mode != "replace"
