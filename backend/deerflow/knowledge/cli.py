@@ -6,9 +6,11 @@ Exit codes, the same for every command (README "Local index and CLI"):
 * 1 (``EXIT_FINDING``): the command worked and found a problem: ``verify`` met a forged citation.
 * 2 (``EXIT_USAGE``): the caller's or the operator's mistake, nothing was tried: bad arguments
   (typer's own usage errors are 2 too), an empty query, an unknown provider, a bad config file, no
-  index yet, a missing extra or integration, a port already in use.
+  index yet, a new folder for an index of other folders without ``--add`` or ``--replace``, a
+  missing extra or integration, a port already in use.
 * 3 (``EXIT_UPSTREAM``): a provider or service failed: LightRAG / RAGFlow unreachable, refusing
-  the key or failing; the checkpoint database unreachable; indexing that failed midway.
+  the key or failing; the checkpoint database unreachable; indexing that failed midway, or
+  another index run still writing the index after the busy timeout.
 
 Every failure is one ``Error: …`` line on stderr (library warnings about the same failure are
 not printed as well). Text that came from documents, providers or threads is printed as plain

@@ -11,15 +11,23 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   most ``chunk_chars`` code points on paragraph, sentence and word boundaries; chunks are slices of
   the extracted text, so an excerpt is always text the document really contains.
 * **Reading.** :mod:`~deerflow.knowledge.providers.documents` finds the files and reads them
-  (PDF text page by page); this module is the index: its schema, the incremental writer and the
-  search. It stays one module because the writer and the reader share the schema, its version
-  and the transaction rules below.
+  (PDF text page by page, within limits on what it expands to), from a descriptor of the folder
+  that this module opens once per run, so that nothing outside the folder is read;
+  :mod:`~deerflow.knowledge.providers._ignore` applies exclude patterns and ``.gitignore`` files.
+  This module is the index: its schema, the incremental writer and the search. It stays one
+  module because the writer and the reader share the schema, its version and the transaction
+  rules below.
+* **Folders.** Each document records the folder it was indexed from (its real path). A run
+  updates its own folder's documents and, by its ``mode``, refuses to start beside another
+  folder's documents (the default: never drop them unasked), keeps them, or removes them. A
+  title names one document, so a path another folder already has is skipped with a reason.
 * **Incremental.** A file whose content hash is unchanged is skipped; a changed file is re-chunked;
   a file that disappeared (or is now skipped) leaves the index. One write transaction covers the
   whole run, and the database is in WAL mode: a concurrent reader sees the index as it was before
   the run or after it, never half-way. (A first build, into an index with no documents yet, uses
   a rollback journal instead and switches back to WAL when it ends: a reader then waits for the
-  commit, up to the busy timeout, instead of seeing the empty index.) An unreadable or corrupt file, one larger than
+  commit, up to the busy timeout, instead of seeing the empty index; a second run waits for it
+  too.) An unreadable or corrupt file, one larger than
   ``max_file_bytes``, and anything that is not a regular file (a named pipe, socket or device:
   opened non-blocking and never read, so nothing waits while holding the write transaction) are
   skipped with a reason in the :class:`IndexReport`; the rest is indexed.
