@@ -1320,6 +1320,24 @@ def test_a_concurrent_first_build_waits_for_the_other_run(tmp_path: Path, docs: 
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
+def test_a_run_waits_for_another_runs_update_and_says_so(tmp_path: Path, docs: Path) -> None:
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    waiting = threading.Event()
+    outcome: list[object] = []
+    with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # another run's update, in WAL mode
+        worker = threading.Thread(
+            target=lambda: outcome.append(LocalProvider(index).index(docs, waiting=waiting.set))
+        )
+        worker.start()
+        assert waiting.wait(20)  # told before waiting, while the lock is still held
+        writer.execute("ROLLBACK")
+    worker.join(20)
+    assert isinstance(outcome[0], IndexReport) and outcome[0].updated == ("meadow.md",)
+
+
 def test_a_run_that_waits_too_long_says_another_run_is_in_progress(
     tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

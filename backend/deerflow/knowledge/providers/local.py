@@ -628,7 +628,8 @@ class LocalProvider:
                 child = _start_reader(root_fd)
             try:
                 self._index_path.parent.mkdir(parents=True, exist_ok=True)
-                connection = self._connect_writer(waiting)
+                notice = _Notice(waiting, self._index_path)
+                connection = self._connect_writer(notice)
                 try:
                     report = self._index_files(
                         connection,
@@ -639,6 +640,7 @@ class LocalProvider:
                         settings=settings,
                         child=child,
                         mode=mode,
+                        notice=notice,
                     )
                 finally:
                     connection.close()
@@ -661,9 +663,7 @@ class LocalProvider:
             provider=PROVIDER_NAME,
         )
 
-    def _wait_for_wal(
-        self, connection: sqlite3.Connection, waiting: Callable[[], None] | None
-    ) -> None:
+    def _wait_for_wal(self, connection: sqlite3.Connection, notice: _Notice) -> None:
         """Switch to WAL, waiting for another run's first build if there is one.
 
         SQLite answers "locked" at once, without waiting the busy timeout, when the journal mode
@@ -672,7 +672,6 @@ class LocalProvider:
         is granted, that build has committed (and gone back to WAL itself).
         """
         deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
-        told = False
         while True:
             try:
                 connection.execute("PRAGMA journal_mode = WAL")
@@ -680,26 +679,22 @@ class LocalProvider:
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc) or time.monotonic() > deadline:
                     raise
-            if not told:
-                told = True
-                logger.info("waiting for another index run on %s to finish", self._index_path)
-                if waiting is not None:
-                    waiting()
+            notice()
             connection.execute("BEGIN IMMEDIATE")  # waits (up to the busy timeout) for it
             connection.execute("ROLLBACK")
 
-    def _connect_writer(self, waiting: Callable[[], None] | None = None) -> sqlite3.Connection:
+    def _connect_writer(self, notice: _Notice) -> sqlite3.Connection:
         try:
             connection = sqlite3.connect(self._index_path, isolation_level=None)
         except sqlite3.Error as exc:
             raise self._foreign(type(exc).__name__) from None
         try:
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            self._wait_for_wal(connection, waiting)
+            self._wait_for_wal(connection, notice)
             # Synced at every commit: once ``index`` returns, its run survives a power loss (at
             # the cost of one fsync per run).
             connection.execute("PRAGMA synchronous = FULL")
-            connection.execute("BEGIN IMMEDIATE")  # a concurrent creator waits here
+            _begin_write(connection, notice)  # a concurrent creator waits here
             try:
                 (objects,) = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
                 if objects == 0:
@@ -732,6 +727,7 @@ class LocalProvider:
         settings: _local_reader.Settings,
         child: _local_reader.ReaderProcess | None,
         mode: IndexMode,
+        notice: _Notice,
     ) -> IndexReport:
         chunker = f"{_CHUNKER_VERSION}:{self._chunk_chars}:{self._chunk_overlap}"
         key = folder.as_posix()
@@ -743,7 +739,7 @@ class LocalProvider:
         }
         written = 0
         first_build = _journal_for_first_build(connection)
-        connection.execute("BEGIN IMMEDIATE")
+        _begin_write(connection, notice)
         try:
             previous_chunker = _meta(connection, "chunker")
             rechunk_all = previous_chunker != chunker
@@ -1093,6 +1089,39 @@ class _ChunkWriter:
 def _weight(prepared: _Prepared | _SkipFile) -> int:
     """What a file read ahead holds in memory, roughly: its size, unless it is not kept."""
     return prepared.size if isinstance(prepared, _Prepared) and prepared.parts else 0
+
+
+class _Notice:
+    """Tells once (the log and the caller's ``waiting``) that the run waits for another."""
+
+    def __init__(self, waiting: Callable[[], None] | None, index_path: Path) -> None:
+        self._waiting = waiting
+        self._index_path = index_path
+        self._told = False
+
+    def __call__(self) -> None:
+        if self._told:
+            return
+        self._told = True
+        logger.info("waiting for another index run on %s to finish", self._index_path)
+        if self._waiting is not None:
+            self._waiting()
+
+
+def _begin_write(connection: sqlite3.Connection, notice: _Notice) -> None:
+    """``BEGIN IMMEDIATE``: at once if no other run writes, else after telling ``notice`` and
+    waiting for the write lock up to the busy timeout."""
+    connection.execute("PRAGMA busy_timeout = 0")
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        return
+    except sqlite3.OperationalError as exc:
+        if not _is_busy(exc):
+            raise
+    finally:
+        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+    notice()
+    connection.execute("BEGIN IMMEDIATE")
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
