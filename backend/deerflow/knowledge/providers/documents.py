@@ -210,28 +210,34 @@ def _visit(
         return None
     mode = info.st_mode
     is_folder = stat.S_ISDIR(mode)
-    shown = _printable(relative) + ("/" if is_folder else "")
     if name.startswith("."):
         kind = "folder" if is_folder else "file"
-        skipped.append(SkippedFile(shown, f"hidden {kind} (its name starts with a dot)"))
+        skipped.append(
+            SkippedFile(_shown(relative, is_folder), f"hidden {kind} (its name starts with a dot)")
+        )
         return None
     reason = frame.rules.reason(relative, folder=is_folder)
     if reason is not None:
-        skipped.append(SkippedFile(shown, reason))
+        skipped.append(SkippedFile(_shown(relative, is_folder), reason))
         return None
     if stat.S_ISLNK(mode):
-        skipped.append(SkippedFile(shown, "symbolic link (not followed)"))
+        skipped.append(SkippedFile(_shown(relative, is_folder), "symbolic link (not followed)"))
         return None
     if is_folder:
         if frame.depth + 1 > max_depth:
             skipped.append(
-                SkippedFile(shown, f"folder nested deeper than {max_depth} levels (not entered)")
+                SkippedFile(
+                    _shown(relative, is_folder),
+                    f"folder nested deeper than {max_depth} levels (not entered)",
+                )
             )
             return None
         try:
             fd = os.open(name, _DIR_FLAGS, dir_fd=frame.fd)
         except OSError as exc:
-            skipped.append(SkippedFile(shown, _component_failure(exc, name, frame.fd)))
+            skipped.append(
+                SkippedFile(_shown(relative, is_folder), _component_failure(exc, name, frame.fd))
+            )
             return None
         return _enter(
             fd, relative + "/", frame.depth + 1, frame.rules, skipped, gitignore=gitignore
@@ -239,13 +245,15 @@ def _visit(
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         kind = f"{suffix}" if suffix else "no extension"
-        skipped.append(SkippedFile(shown, f"unsupported type ({kind}; {_UNSUPPORTED})"))
+        skipped.append(
+            SkippedFile(_shown(relative, is_folder), f"unsupported type ({kind}; {_UNSUPPORTED})")
+        )
     elif (special := _not_regular(mode)) is not None:
-        skipped.append(SkippedFile(shown, special))
+        skipped.append(SkippedFile(_shown(relative, is_folder), special))
     elif not is_valid_title(relative):
         skipped.append(
             SkippedFile(
-                shown,
+                _shown(relative, is_folder),
                 "the path cannot be a source title (control characters, undecodable "
                 "bytes or longer than 512 characters)",
             )
@@ -253,6 +261,11 @@ def _visit(
     else:
         found.append(Candidate(relative, root / relative, info.st_size))
     return None
+
+
+def _shown(relative: str, is_folder: bool) -> str:
+    """How a path left out is listed (built only then: most paths are indexed)."""
+    return _printable(relative) + ("/" if is_folder else "")
 
 
 def _read_gitignore(folder_fd: int) -> tuple[str | None, str]:
