@@ -8,9 +8,12 @@ interpreter started with :mod:`subprocess`, not :mod:`multiprocessing`: its ``sp
 ``forkserver`` start methods run the caller's main script again (an unguarded script would index
 twice), and ``fork`` is unsafe in a process with threads. The child receives batches of paths on
 its stdin and sends each batch's results back, pickled, on its stdout, in order; pickle is safe
-here because both ends are this module, over pipes that no one else holds. A file that cannot be
-read or parsed is a result like any other (a :class:`SkipFile`); anything else the child raises,
-or its death, is an :class:`UpstreamError` in the parent, which then rolls the run back.
+here because both ends are this module, over pipes that no one else holds. The child inherits
+the descriptor of the indexed folder that the parent opened, and reads every file relative to it
+(:class:`~deerflow.knowledge.providers.documents.FolderReader`), as the parent's thread does. A
+file that cannot be read or parsed is a result like any other (a :class:`SkipFile`); anything else
+the child raises, or its death, is an :class:`UpstreamError` in the parent, which then rolls the
+run back.
 """
 
 from __future__ import annotations
