@@ -76,13 +76,12 @@ def test_every_quote_is_a_sentence_of_the_verified_evidence_and_cites_it(
     local, _ = sample
     quoted = 0
     for item in QUESTIONS.answerable:
-        excerpts = {
-            (hit.title, hit.page): _normal(hit.text)
-            for hit in local.search_sync(item.question).hits
-        }
+        excerpts: dict[tuple[str, int | None], list[str]] = {}
+        for hit in local.search_sync(item.question).hits:
+            excerpts.setdefault((hit.title, hit.page), []).append(_normal(hit.text))
         got = asyncio.run(answer(local, item.question))
         for quote, title, page in got.quotes:
             assert title is not None, quote  # the link resolves to a verified source
-            assert quote in excerpts[(title, page)], quote
+            assert any(quote in e for e in excerpts[(title, page)]), quote
             quoted += 1
     assert quoted >= len(QUESTIONS.answerable) // 2
