@@ -3,6 +3,7 @@ overlap, and the bundled corpus cut that way."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hypothesis import given, settings
@@ -65,7 +66,7 @@ def test_a_fence_longer_than_a_chunk_is_cut_at_lines() -> None:
     fence = "```\n" + "\n".join(f"line {i} of code" for i in range(20)) + "\n```"
     chunks = chunk_text(fence, chunk_chars=60, chunk_overlap=0)
     assert len(chunks) > 1 and all(len(c) <= 60 for c in chunks)
-    assert all(line in {l for c in chunks for l in c.splitlines()} for line in fence.splitlines())
+    assert all(line in {x for c in chunks for x in c.splitlines()} for line in fence.splitlines())
 
 
 def test_soft_line_breaks_are_not_boundaries_and_headings_stay_with_their_text() -> None:
@@ -98,7 +99,7 @@ def test_overlap_repeats_whole_sentences_only() -> None:
     for chunk in chunks:
         lines = chunk.splitlines()
         assert all(line in sentences for line in lines), chunk
-    assert any(set(a.splitlines()) & set(b.splitlines()) for a, b in zip(chunks, chunks[1:]))
+    assert any(set(a.splitlines()) & set(b.splitlines()) for a, b in itertools.pairwise(chunks))
 
 
 @settings(max_examples=150, deadline=None)
@@ -107,7 +108,9 @@ def test_overlap_repeats_whole_sentences_only() -> None:
     size=st.integers(16, 120),
     overlap=st.integers(0, 15),
 )
-def test_chunks_are_bounded_slices_that_cover_every_word(text: str, size: int, overlap: int) -> None:
+def test_chunks_are_bounded_slices_that_cover_every_word(
+    text: str, size: int, overlap: int
+) -> None:
     chunks = chunk_text(text, chunk_chars=size, chunk_overlap=overlap)
     cursor = 0
     for chunk in chunks:

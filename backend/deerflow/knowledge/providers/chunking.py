@@ -168,7 +168,9 @@ def _block_units(
     groups: list[tuple[list[tuple[int, int]], bool]] = []
     for index, (line_start, line_end) in enumerate(lines):
         line = text[line_start:line_end]
-        following = text[lines[index + 1][0] : lines[index + 1][1]] if index + 1 < len(lines) else ""
+        following = (
+            text[lines[index + 1][0] : lines[index + 1][1]] if index + 1 < len(lines) else ""
+        )
         heading = bool(_HEADING_LINE_RE.match(line)) or (
             index == 0 and _looks_like_heading(line.strip(), following.strip())
         )
