@@ -85,3 +85,19 @@ def test_every_quote_is_a_sentence_of_the_verified_evidence_and_cites_it(
             assert any(quote in e for e in excerpts[(title, page)]), quote
             quoted += 1
     assert quoted >= len(QUESTIONS.answerable) // 2
+
+
+@pytest.mark.parametrize(
+    ("question", "title"),
+    [
+        ("How does a reader verify the evidence behind a citation?", "evidence-verification.md"),
+        ("What is the trust boundary?", "trust-boundary.md"),
+        ("How do I point the tool at my own LightRAG server?", "providers/lightrag-setup.md"),
+    ],
+)
+def test_the_chat_pages_suggested_questions_are_answered_from_the_right_document(
+    sample: tuple[LocalProvider, Path], question: str, title: str
+) -> None:
+    local, _ = sample
+    got = asyncio.run(answer(local, question))
+    assert got.quotes and {cited for _, cited, _ in got.quotes} == {title}

@@ -47,7 +47,7 @@ CLAUSE_ANSWERED: Final = 0.6
 HEADING_WEIGHT: Final = 0.7
 #: A concept the question names as a proper name, acronym or code weighs this many times the
 #: heaviest concept when no retrieved sentence mentions it.
-MISSING_SPECIFIC_WEIGHT: Final = 1.5
+MISSING_SPECIFIC_WEIGHT: Final = 3.0
 #: Inverse frequencies are raised to this power: the rarest concepts a question shares with a
 #: sentence are what tells the answering sentence from its neighbours.
 WEIGHT_POWER: Final = 1.0
@@ -59,7 +59,7 @@ MISSING_WEIGHT: Final = 0.8
 PAIR_WEIGHT: Final = 0.3
 #: A document whose title names what the question asks about is that topic's home: its sentences
 #: gain this share of the weight of the question concepts its title names.
-TITLE_WEIGHT: Final = 0.2
+TITLE_WEIGHT: Final = 0.6
 #: The tool's own ranking breaks near-ties: the nth hit's sentences lose this much score per rank.
 RANK_PENALTY: Final = 0.01
 
@@ -274,7 +274,11 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[E
         context = concepts(f"{item.candidate.heading} {item.title}")
         scored.append(
             _Scored(
-                item, frozenset(words), frozenset(context), frozenset(itertools.pairwise(words))
+                item,
+                frozenset(words),
+                frozenset(context),
+                frozenset(itertools.pairwise(words)),
+                frozenset(concepts(item.title)),
             )
         )
     weights = _weights(terms, scored)

@@ -31,7 +31,7 @@ _STOP_WORDS: Final = frozenset(
     before being both but by can could did do does doesn don done each either else even ever every
     exactly for from further get gets getting go goes going got had has have having he her here his
     how however i if in into is isn it its itself just kind let like lot me might more much must my
-    myself no nor not now of off on once one only onto or other our out own people per please put
+    myself no nor not now always usually sometimes of off on once one only onto or other our out own people per please put
     quite rather really same say says she should so some someone something sort still such tell
     than that the their them then there these they thing things this those through thus to too try
     under until up us use used uses using very want wants was way we were what whatever when
@@ -194,15 +194,30 @@ def _words(text: str) -> Iterable[str]:
             yield lowered.strip("_")
 
 
-def concepts(text: str) -> list[str]:
+#: Distinct sentences whose concepts stay cached (the same evidence is read for many questions),
+#: each at most ``_CACHED_TEXT_CHARS`` long, so the cache holds a few megabytes at most.
+_CACHED_TEXTS: Final = 4_096
+_CACHED_TEXT_CHARS: Final = 1_000
+
+
+def concepts(text: str) -> tuple[str, ...]:
     """The concepts of ``text`` in order (an identifier stays one concept, besides its parts)."""
+    return _cached_concepts(text) if len(text) <= _CACHED_TEXT_CHARS else _concepts(text)
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _cached_concepts(text: str) -> tuple[str, ...]:
+    return _concepts(text)
+
+
+def _concepts(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for word in _words(text):
         if "_" in word:
             found.append(word)
         else:
             found.extend(_word_concepts(word))
-    return found
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)
