@@ -25,6 +25,7 @@ import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
 import { visibleText } from "../visible.js";
 import { placePreview, type Box } from "./placement.js";
 import { findQuote, type QuoteSpan } from "./quote.js";
+import { readableExcerpt } from "./readable.js";
 import { isPinned, openChip, useChipGroup, type ChipHandlers } from "./chipState.js";
 
 export interface CitationChipProps {
@@ -54,13 +55,15 @@ export function shortDescription(display: SourceDisplay, labels: KnowledgeLabels
   return parts.join(", ");
 }
 
+/** The excerpt as readable text (see readable.ts), the quoted characters marked. */
 function excerptWithQuote(excerpt: string, quote: QuoteSpan | null): ReactNode {
-  if (quote === null) return excerpt;
+  const shown = readableExcerpt(excerpt);
+  if (quote === null) return shown(0, excerpt.length);
   return (
     <>
-      {excerpt.slice(0, quote.start)}
-      <mark className="dk-quote">{excerpt.slice(quote.start, quote.end)}</mark>
-      {excerpt.slice(quote.end)}
+      {shown(0, quote.start)}
+      <mark className="dk-quote">{shown(quote.start, quote.end)}</mark>
+      {shown(quote.end, excerpt.length)}
     </>
   );
 }
