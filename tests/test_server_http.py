@@ -1,11 +1,15 @@
-"""The gateway's request-edge parsers (server/http.py): here, ``Last-Event-ID``."""
+"""The gateway's request-edge parsers (server/http.py): ``Last-Event-ID`` and body reading."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.requests import Request
 
-from deerflow.knowledge.server.http import MAX_EVENT_ID_DIGITS, last_event_id
+from deerflow.knowledge.server.http import MAX_EVENT_ID_DIGITS, ApiError, last_event_id, read_json
 
 
 def test_an_event_id_is_read() -> None:
@@ -41,13 +45,6 @@ def test_any_header_gives_an_id_or_minus_one(header: str) -> None:
 
 
 def test_a_client_that_leaves_mid_body_is_a_4xx_not_an_unhandled_exception() -> None:
-    import asyncio
-
-    import pytest
-    from starlette.requests import Request
-
-    from deerflow.knowledge.server.http import ApiError, read_json
-
     messages = [
         {"type": "http.request", "body": b'{"limit"', "more_body": True},
         {"type": "http.disconnect"},

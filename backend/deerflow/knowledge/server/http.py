@@ -14,8 +14,8 @@ import json
 from typing import Any, Final, NoReturn, TypeVar
 
 from fastapi import HTTPException, Request
-from starlette.requests import ClientDisconnect
 from pydantic import BaseModel, ValidationError
+from starlette.requests import ClientDisconnect
 
 from deerflow.knowledge.trust import Stripped, StripRefusedError
 from deerflow.knowledge.trust import strip_reserved_keys as _strip_reserved_keys
