@@ -176,8 +176,24 @@ function boxOf(element: Element): Box {
   return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
 }
 
-/** The visible part of the nearest scrolling ancestor (the message list), inside the viewport. */
+/**
+ * Pixels a preview keeps from the left and right edges of the visible message list: on a phone
+ * that edge is the screen's, and a box touching it reads as cut off.
+ */
+export const PREVIEW_EDGE_MARGIN = 8;
+
+/**
+ * The visible part of the nearest scrolling ancestor (the message list), inside the viewport,
+ * less {@link PREVIEW_EDGE_MARGIN} on the left and right.
+ */
 function visibleBound(element: Element): Box {
+  const bound = scrollingBound(element);
+  // Only when the margins leave room for a preview at all (a very narrow list keeps its edges).
+  if (bound.right - bound.left <= 4 * PREVIEW_EDGE_MARGIN) return bound;
+  return { ...bound, left: bound.left + PREVIEW_EDGE_MARGIN, right: bound.right - PREVIEW_EDGE_MARGIN };
+}
+
+function scrollingBound(element: Element): Box {
   let bound: Box = { left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight };
   for (let node = element.parentElement; node !== null && node !== document.body; node = node.parentElement) {
     const overflow = getComputedStyle(node).overflowY;
@@ -253,7 +269,8 @@ export interface ChipView {
 export function chipElements(view: ChipView, key?: Key): ReactElement {
   const { display, number, suffix, labels, previewId, handlers } = view;
   const title = display.title ?? labels.untitled;
-  const named = suffix === undefined ? title : `${title} (${suffix})`;
+  // The name contains the visible text ("Title · excerpt 2") word for word: WCAG 2.5.3.
+  const named = suffix === undefined ? title : `${title} · ${suffix}`;
   return (
     <Fragment key={key}>
       <button
