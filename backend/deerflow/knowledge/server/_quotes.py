@@ -345,10 +345,9 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[E
         ):
             if other.evidence.candidate.text in seen:
                 continue
-            if (
-                _coverage(weights, clause, other) >= CLAUSE_ANSWERED
-                and _coverage(weights, order, other) >= FURTHER_COVERAGE / len(clauses)
-            ):
+            if _coverage(weights, clause, other) >= CLAUSE_ANSWERED and _coverage(
+                weights, order, other
+            ) >= FURTHER_COVERAGE / len(clauses):
                 chosen.append(other)
                 seen.add(other.evidence.candidate.text)
             break
