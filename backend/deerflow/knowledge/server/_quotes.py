@@ -42,7 +42,7 @@ __all__ = [
 MIN_COVERAGE: Final = 0.3
 #: A further quote must state at least this weighted share of the whole question, divided by its
 #: number of clauses (a quote that answers one of two clauses states about half of it).
-FURTHER_COVERAGE: Final = 1.0
+FURTHER_COVERAGE: Final = 0.8
 #: A clause whose weighted share stated by the quotes so far reaches this is answered.
 CLAUSE_ANSWERED: Final = 0.6
 #: A question concept found only in the heading or title of the sentence's section counts this
@@ -55,7 +55,7 @@ MISSING_SPECIFIC_WEIGHT: Final = 5.0
 #: sentence are what tells the answering sentence from its neighbours.
 WEIGHT_POWER: Final = 1.0
 #: Any other concept no retrieved sentence states weighs at least this share of the heaviest.
-MISSING_WEIGHT: Final = 0.5
+MISSING_WEIGHT: Final = 0.8
 #: Each pair of consecutive question concepts that also occur consecutively in a sentence adds
 #: this share of the pair's weight to its score (not to its coverage): word order tells "the
 #: reserved keys" from "keys are reserved" only a little.
