@@ -6,7 +6,9 @@ dropped); a sentence that opens with a pronoun ("It needs no server…") is only
 together with the sentence before it, which says what "it" is. Every candidate is scored by the
 share of the question's concepts (:mod:`deerflow.knowledge.server._terms`) it states, each
 weighted by how rare it is in the evidence, with its section heading and document title as
-context worth less than the sentence itself.
+context worth less than the sentence itself. The first sentence under a heading (a Markdown one,
+a FAQ's question, a paragraph's run-in "Updates." heading) is where a section answers its heading,
+so it gains what its heading shares with the question.
 
 * The best candidate is quoted first. A question is declined when even the best states too
   little of it; a name, acronym or code the question asks about that no retrieved sentence

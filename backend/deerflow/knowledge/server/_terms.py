@@ -5,7 +5,8 @@ key, "sneak in" for plant, "crash" for raising an exception. So every word is st
 Snowball, so "indexing", "indexed" and "indexes" meet) and mapped to a *concept*: a small,
 general thesaurus of the words people use about software puts synonyms under one concept, and a
 few compounds ("symlinked") under the two concepts they stand for. Stop words and question
-fillers ("actually", "happen", "way") carry no concept. The thesaurus is general vocabulary, not
+fillers ("actually", "happen", "way") carry no concept; a negation ("no", "not", "isn't",
+"without") does, so "What if the handle isn't in the content?" meets "does not appear". The thesaurus is general vocabulary, not
 a list of the bundled documents' answers: a word missing from it only costs a match.
 """
 
