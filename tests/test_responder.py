@@ -292,3 +292,16 @@ def test_a_negated_question_prefers_the_negated_sentence() -> None:
     )
     quotes = _quotes(_answer("What if a record's handle isn't in the content?", source))
     assert quotes == ["A record whose handle does not appear in the content is dropped."]
+
+
+def test_how_many_inside_a_question_still_asks_for_a_quantity() -> None:
+    source = KnowledgeSource.create(
+        provider="local",
+        title="budget.md",
+        excerpt=(
+            "A tool result that hits the cap carries a notice that says how many results "
+            "were left out. At most 100 results fit in one tool result."
+        ),
+    )
+    quotes = _quotes(_answer("Is there a cap on how many results a tool result carries?", source))
+    assert quotes == ["At most 100 results fit in one tool result."]

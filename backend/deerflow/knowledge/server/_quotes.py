@@ -85,8 +85,9 @@ _HOW_VERB_RE = re.compile(
     r"\s*how\s+(?:do|can|could|should|would|may|might|must|will|shall)\s+(?:i|we|you|one)\s+(\w+)",
     re.IGNORECASE,
 )
+#: Anywhere in a question ("Is there a cap on how many…"): it asks for a quantity.
 _HOW_MUCH_RE = re.compile(
-    r"\s*how\s+(?:much|many|long|big|large|fast|often|old|far|soon)\b", re.IGNORECASE
+    r"\bhow\s+(?:much|many|long|big|large|fast|often|old|far|soon)\b", re.IGNORECASE
 )
 #: A quantity: a number standing alone (not part of "FTS5", "v1" or "SHA-256") or a number word.
 _NUMBER_RE = re.compile(
@@ -270,7 +271,7 @@ def _clauses(question: str, terms: Sequence[Term]) -> list[list[str]]:
 @dataclass(frozen=True, slots=True)
 class _Focus:
     """What an answer must state, read off how the question opens: "Which *port*…" asks for a
-    port, "How do I *deploy*…" for deploying, "How many…" or "How long…" for a number."""
+    port, "How do I *deploy*…" for deploying, "how many…" or "how long…" for a number."""
 
     concept: str | None = None
     number: bool = False
@@ -282,7 +283,7 @@ class _Focus:
 
 
 def _focus(question: str) -> _Focus:
-    if _HOW_MUCH_RE.match(question):
+    if _HOW_MUCH_RE.search(question):
         return _Focus(number=True)
     match = _WH_NOUN_RE.match(question) or _HOW_VERB_RE.match(question)
     if match is None:
