@@ -305,3 +305,20 @@ def test_how_many_inside_a_question_still_asks_for_a_quantity() -> None:
     )
     quotes = _quotes(_answer("Is there a cap on how many results a tool result carries?", source))
     assert quotes == ["At most 100 results fit in one tool result."]
+
+
+def test_a_further_quote_comes_from_the_document_that_answered_first() -> None:
+    key = KnowledgeSource.create(
+        provider="local",
+        title="providers/lightrag-setup.md",
+        excerpt="Set `LIGHTRAG_API_KEY` when the server was started with an API key.",
+    )
+    elsewhere = KnowledgeSource.create(
+        provider="local",
+        title="trust-boundary.md",
+        excerpt="The header a caller sets is in every message the server was sent.",
+    )
+    question = "My server was started with an API key: how do I set it, and which header is it in?"
+    assert _quotes(_answer(question, key, elsewhere)) == [
+        "Set `LIGHTRAG_API_KEY` when the server was started with an API key."
+    ]

@@ -343,8 +343,11 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[E
         )
         if _coverage(weights, clause, answered) >= CLAUSE_ANSWERED:
             continue
+        # A question of several clauses asks about one topic: the further quote comes from the
+        # document that answered it first, not from whichever one shares a clause's words.
         for other in sorted(
-            scored, key=lambda s: (-_coverage(weights, clause, s), -_score(weights, order, s))
+            (s for s in scored if s.evidence.title == best.evidence.title),
+            key=lambda s: (-_coverage(weights, clause, s), -_score(weights, order, s)),
         ):
             if other.evidence.candidate.text in seen:
                 continue
