@@ -14,8 +14,8 @@ so it gains what its heading shares with the question.
   little of it; a name, acronym or code the question asks about that no retrieved sentence
   mentions weighs heavily, so "Which Python version…" is not answered with LightRAG's version.
 * A further quote is added only for a clause of a multi-clause question ("…, and which header
-  carries it?") that the quotes so far leave unanswered, and only when it answers that clause
-  and still speaks to the question as a whole.
+  carries it?") that the quotes so far leave unanswered, and only when it answers that clause,
+  still speaks to the question as a whole and comes from the document quoted first.
 """
 
 from __future__ import annotations
