@@ -160,6 +160,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
                     provider_label=config.provider_label,
                     model_label=config.model_label,
                 )
+                await manager.recover()  # runs a killed process left are ended, not stuck
                 # What the process holds by now (modules, the graph, the agent's tools: over a
                 # hundred thousand objects) lives as long as the app; the collector need not
                 # walk it again every time a run's garbage triggers a full collection.

@@ -273,7 +273,7 @@ async def create_run(thread_id: str, request: Request, gw: Gateway = Depends(gat
     plan, _ = await _plan(gw, request, thread_id)
     record = (await gw.runs.start(plan))[0]
     return Response(
-        dumps(record),
+        dumps(_wire_run(record)),
         media_type="application/json",
         headers=_run_headers(record, resumable=plan.resumable),
     )
@@ -283,7 +283,7 @@ async def create_run(thread_id: str, request: Request, gw: Gateway = Depends(gat
 async def create_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Response:
     plan, _ = await _plan(gw, request, None)
     record = (await gw.runs.start(plan))[0]
-    return Response(dumps(record), media_type="application/json")
+    return Response(dumps(_wire_run(record)), media_type="application/json")
 
 
 @router.get("/threads/{thread_id}/runs")
@@ -298,7 +298,13 @@ async def list_runs(
     runs = await gw.records.runs(thread_id)
     if status is not None:
         runs = [r for r in runs if r["status"] == status]
-    return Response(dumps(runs[offset : offset + limit]), media_type="application/json")
+    page = [_wire_run(r) for r in runs[offset : offset + limit]]
+    return Response(dumps(page), media_type="application/json")
+
+
+def _wire_run(record: dict[str, Any]) -> dict[str, Any]:
+    # ``owner`` (host and pid of the process running it) is the gateway's own bookkeeping.
+    return {k: v for k, v in record.items() if k != "owner"}
 
 
 async def _run(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
@@ -311,7 +317,8 @@ async def _run(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
 async def get_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
-    return Response(dumps(await _run(gw, thread_id, run_id)), media_type="application/json")
+    record = _wire_run(await _run(gw, thread_id, run_id))
+    return Response(dumps(record), media_type="application/json")
 
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
@@ -380,7 +387,7 @@ async def _await_remote(gw: Gateway, thread_id: str, run_id: str) -> dict[str, A
         record = await gw.records.run(thread_id, run_id)
         if record is None:
             raise ApiError(404, f"Run {run_id} not found")
-        if record["status"] in TERMINAL_RUN_STATUSES or gw.runs._stale(record):
+        if record["status"] in TERMINAL_RUN_STATUSES or gw.runs.orphaned(record):
             return record
         await asyncio.sleep(REMOTE_POLL_SECONDS)
 
@@ -420,7 +427,9 @@ async def _remote_frames(gw: Gateway, record: dict[str, Any]) -> AsyncIterator[b
     while True:
         current = await gw.records.run(thread_id, run_id)
         ended = (
-            current is None or current["status"] in TERMINAL_RUN_STATUSES or gw.runs._stale(current)
+            current is None
+            or current["status"] in TERMINAL_RUN_STATUSES
+            or gw.runs.orphaned(current)
         )
         snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
         checkpoint_id = (snapshot.config or {}).get("configurable", {}).get("checkpoint_id")

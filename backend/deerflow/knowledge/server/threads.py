@@ -105,11 +105,13 @@ async def patch_thread(
 @router.delete("/threads/{thread_id}", status_code=204)
 async def delete_thread(thread_id: str, gw: Gateway = Depends(gateway)) -> Response:
     await gw.thread(thread_id)
-    for run in await gw.records.active_runs(thread_id):
-        if not gw.runs.cancel(run["run_id"]) and gw.runs.shared is not None:
-            await gw.runs.shared.cancel(run["run_id"])
-    await gw.saver.adelete_thread(thread_id)
-    await gw.records.delete_thread(thread_id)
+
+    async def forget(thread_id: str) -> None:
+        await gw.saver.adelete_thread(thread_id)
+        await gw.records.delete_thread(thread_id)
+
+    # The thread's runs, in any process, stop before its checkpoints go: none writes after.
+    await gw.runs.delete_thread(thread_id, forget)
     return Response(status_code=204)
 
 
