@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from deerflow.knowledge.server.records import Records
 
-__all__ = ["HeldGraph", "HookedRecords", "plan"]
+__all__ = ["HeldGraph", "HeldWrites", "HookedRecords", "echo_graph", "gateway_app", "plan"]
 
 
 class HeldGraph:
@@ -87,3 +89,66 @@ def plan(thread_id: str, graph_input: Any, strategy: str = "reject") -> Any:
         modes=["values"],
         multitask_strategy=strategy,
     )
+
+
+class HeldWrites:
+    """Holds a real async checkpointer's ``aput`` while ``held``: each waits for ``release`` (a
+    checkpoint write still in flight when a delete comes)."""
+
+    def __init__(self, saver: Any) -> None:
+        self.held = False
+        self.release = asyncio.Event()
+        self.waiting = asyncio.Event()
+        put = saver.aput
+
+        async def aput(*args: Any, **kwargs: Any) -> Any:
+            if self.held:
+                self.waiting.set()
+                await self.release.wait()
+            return await put(*args, **kwargs)
+
+        saver.aput = aput
+
+
+def echo_graph(saver: Any) -> Any:
+    """A real LangGraph graph (one node answering each human message) on ``saver``."""
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"echo {len(state['messages'])}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    return builder.compile(checkpointer=saver)
+
+
+@asynccontextmanager
+async def gateway_app(folder: Path, **options: Any) -> AsyncIterator[tuple[Any, HeldWrites]]:
+    """The gateway app over ``echo_graph`` on SQLite files in ``folder``, started (its lifespan
+    entered), with an HTTP client on it and the hold on its checkpoint writes."""
+    import httpx
+
+    from deerflow.knowledge.server import open_checkpointer, open_store
+    from deerflow.knowledge.server.app import GatewayConfig, create_app
+
+    holds: list[HeldWrites] = []
+
+    def build(saver: Any) -> Any:
+        holds.append(HeldWrites(saver))
+        return echo_graph(saver)
+
+    config = GatewayConfig(
+        build_agent=build,
+        open_checkpointer=lambda: open_checkpointer(str(folder / "threads.sqlite")),
+        open_store=lambda: open_store(str(folder / "threads.sqlite")),
+        provider_label="test",
+        model_label="echo",
+        **options,
+    )
+    app = create_app(config)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            yield client, holds[0]

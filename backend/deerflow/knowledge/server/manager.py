@@ -93,6 +93,7 @@ class RunManager:
         finished_run_bytes_kept: int = FINISHED_RUN_BYTES_KEPT,
     ) -> None:
         self.graph = graph
+        self._writes = _CheckpointWrites(getattr(graph, "checkpointer", None))
         self.finished_runs_kept = finished_runs_kept
         self.finished_run_bytes_kept = finished_run_bytes_kept
         self.shared = shared
@@ -312,6 +313,7 @@ class RunManager:
                     _log.warning("a run of thread %s did not stop before its delete", thread_id)
             if self.shared is not None:
                 await self.shared.wait_idle(thread_id, timeout=DELETE_WAIT_SECONDS)
+            await self._writes.settled(thread_id)
             await forget(thread_id)
         finally:
             self._deleting.discard(thread_id)
@@ -367,6 +369,8 @@ class RunManager:
                     # A stopped graph may still be unwinding a step stuck in a worker thread; the
                     # thread's next run waits for it, so their writes never interleave.
                     await asyncio.wait({leftover})
+                # LangGraph does not wait for a checkpoint write in flight when a run stops.
+                await self._writes.settled(thread_id)
         except asyncio.CancelledError:
             pass  # cancelled while waiting its turn
         finally:
@@ -383,6 +387,9 @@ class RunManager:
                 for marks in (self._stopping, self._begun, self._cancel_on_start):
                     marks.discard(run_id)
                 self._forget_old()
+                # Released only once no write of this run can land any more: a delete in
+                # another process waits for the release, then removes the checkpoints.
+                await self._writes.settled(thread_id)
                 if self.shared is not None:
                     await self.shared.release(run_id)
 
@@ -491,6 +498,41 @@ class RunManager:
             finished, most=self.finished_runs_kept, most_bytes=self.finished_run_bytes_kept
         ):
             del self.streams[run_id]
+
+
+class _CheckpointWrites:
+    """Checkpoint writes in flight, per thread, on the graph's checkpointer (its ``aput`` and
+    ``aput_writes``, wrapped on this one instance): LangGraph leaves a write running when it
+    stops a run, and a delete must not remove the checkpoints before that write lands."""
+
+    def __init__(self, saver: Any) -> None:
+        self._active: dict[str, int] = {}
+        self._idle: dict[str, asyncio.Event] = {}
+        for name in ("aput", "aput_writes"):
+            method = getattr(saver, name, None)
+            if method is not None:
+                setattr(saver, name, self._tracked(method))
+
+    def _tracked(self, method: Any) -> Any:
+        async def tracked(config: Any, *args: Any, **kwargs: Any) -> Any:
+            thread_id = str(config.get("configurable", {}).get("thread_id"))
+            self._active[thread_id] = self._active.get(thread_id, 0) + 1
+            try:
+                return await method(config, *args, **kwargs)
+            finally:
+                self._active[thread_id] -= 1
+                if not self._active[thread_id]:
+                    del self._active[thread_id]
+                    idle = self._idle.pop(thread_id, None)
+                    if idle is not None:
+                        idle.set()
+
+        return tracked
+
+    async def settled(self, thread_id: str) -> None:
+        """Return once no checkpoint write of the thread is in flight."""
+        while thread_id in self._active:
+            await self._idle.setdefault(thread_id, asyncio.Event()).wait()
 
 
 _PROCESS_START: Final = uuid.uuid4().hex  # tells this process from an earlier one with its pid
