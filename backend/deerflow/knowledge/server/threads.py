@@ -211,6 +211,7 @@ async def count_threads(request: Request, gw: Gateway = Depends(gateway)) -> int
 
 
 async def _state(gw: Gateway, thread_id: str, checkpoint: dict[str, Any] | None) -> Response:
+    subgraphs_refused(checkpoint)
     await gw.thread(thread_id)
     snapshot = await gw.graph.aget_state(gw.thread_config(thread_id, checkpoint))
     if checkpoint and checkpoint.get("checkpoint_id") and not snapshot.created_at:
