@@ -394,3 +394,33 @@ async def test_a_killed_processs_runs_end_and_its_thread_is_usable(
     await two.threads.delete(tid)
     with pytest.raises(NotFoundError):
         await one.threads.get(tid)
+
+
+async def test_an_interrupt_storm_across_processes_leaves_the_thread_usable(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    for _ in range(2):
+        tid = (await one.threads.create())["thread_id"]
+        # 25 interrupt runs, alternating between the processes, sent at once; each run's search
+        # is held, so every one of them is in progress or queued when the next comes.
+        runs = await asyncio.gather(
+            *[
+                (one, two)[n % 2].runs.create(
+                    tid, "agent", input=human(f"storm {n}"), multitask_strategy="interrupt"
+                )
+                for n in range(25)
+            ]
+        )
+        upstream.release()
+        for run in runs:
+            await two.runs.join(tid, run["run_id"])
+        upstream.hold()
+        statuses = [(await one.runs.get(tid, r["run_id"]))["status"] for r in runs]
+        assert set(statuses) <= {"interrupted", "success"}, statuses
+        upstream.release()
+        for client in (one, two):  # a default (reject) run starts on either process
+            await client.runs.wait(tid, "agent", input=human("after the storm"))
+        upstream.hold()
+        assert (await two.threads.get(tid))["status"] == "idle"
