@@ -6,9 +6,11 @@ Exit codes, the same for every command (README "Local index and CLI"):
 * 1 (``EXIT_FINDING``): the command worked and found a problem: ``verify`` met a forged citation.
 * 2 (``EXIT_USAGE``): the caller's or the operator's mistake, nothing was tried: bad arguments
   (typer's own usage errors are 2 too), an empty query, an unknown provider, a bad config file, no
-  index yet, a missing extra or integration, a port already in use.
+  index yet, a new folder for an index of other folders without ``--add`` or ``--replace``, a
+  missing extra or integration, a port already in use.
 * 3 (``EXIT_UPSTREAM``): a provider or service failed: LightRAG / RAGFlow unreachable, refusing
-  the key or failing; the checkpoint database unreachable; indexing that failed midway.
+  the key or failing; the checkpoint database unreachable; indexing that failed midway, or
+  another index run still writing the index after the busy timeout.
 
 Every failure is one ``Error: …`` line on stderr (library warnings about the same failure are
 not printed as well). Text that came from documents, providers or threads is printed as plain
@@ -254,16 +256,57 @@ def index(
     ] = None,
     index_file: IndexOption = None,
     config: ConfigOption = None,
+    add: Annotated[
+        bool,
+        typer.Option(
+            "--add",
+            help="Index PATH beside the folders already in the index (their documents stay).",
+        ),
+    ] = False,
+    replace_: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Make the index hold PATH only: documents of other folders are removed.",
+        ),
+    ] = False,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            metavar="GLOB",
+            help="Leave out paths matching GLOB, in .gitignore syntax, relative to PATH "
+            "(node_modules, '*.log', 'drafts/'); repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    no_gitignore: Annotated[
+        bool,
+        typer.Option(
+            "--no-gitignore",
+            help="Index what the folder's .gitignore files leave out (they are honoured by "
+            "default).",
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Build or update the local index of PATH.
 
     Unchanged files are skipped by content hash, changed files are chunked again and deleted files
-    are removed. Searches may run while the index is updated. Files that cannot be read are listed
-    with a reason; the rest is indexed.
+    are removed. Searches may run while the index is updated. An index can hold several folders:
+    when it holds another folder's documents, say --add (keep them) or --replace (remove them).
+    Everything left out is listed with a reason (hidden, unsupported type, excluded, ignored by
+    .gitignore, unreadable, too large); the rest is indexed.
     """
-    from deerflow.knowledge.providers.local import IndexProgress, LocalProvider, sample_corpus_path
+    from deerflow.knowledge.providers.local import (
+        FolderChoiceNeeded,
+        IndexProgress,
+        LocalProvider,
+        sample_corpus_path,
+    )
 
+    if add and replace_:
+        _fail("--add and --replace are opposite choices; give one of them.", EXIT_USAGE)
     settings = _settings(config=config, index=index_file)
     root = path if path is not None else sample_corpus_path()
     try:
@@ -290,14 +333,38 @@ def index(
         def advance(event: IndexProgress) -> None:
             bar.update(task, total=event.total, completed=event.done, current=printable(event.path))
 
+        def waiting() -> None:
+            _err.print(
+                _safe(
+                    f"Another index run is writing {settings.index_path}; waiting for it to finish…"
+                ),
+                soft_wrap=True,
+            )
+
         try:
-            report = provider.index(root, progress=advance)
+            report = provider.index(
+                root,
+                mode="add" if add else "replace" if replace_ else "update",
+                exclude=tuple(exclude or ()),
+                gitignore=not no_gitignore,
+                progress=advance,
+                waiting=waiting,
+            )
+        except FolderChoiceNeeded as exc:
+            folders = ", ".join(exc.folders)
+            _fail(
+                f"the index {settings.index_path} holds {exc.documents} documents from "
+                f"{folders}. Run again with --add to index {Path(root)} beside them, or with "
+                "--replace to replace them with it; nothing was changed.",
+                EXIT_USAGE,
+            )
         except ProviderError as exc:
             _fail(str(exc), _exit_code(exc))
         except (OSError, sqlite3.Error) as exc:  # the index path: missing folder, not a database
             detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             _fail(f"cannot write the index {settings.index_path} ({detail}).", EXIT_USAGE)
 
+    hint = _empty_hint(report.root, report.skipped, indexed=_indexed(report))
     if json_output:
         _print_json(
             {
@@ -311,6 +378,10 @@ def index(
                 "documents": report.documents,
                 "chunks": report.chunks,
                 "chunks_written": report.chunks_written,
+                "other_folders": [
+                    {"folder": folder, "documents": count} for folder, count in report.other_folders
+                ],
+                "nothing_indexed": hint,
                 "seconds": round(report.seconds, 3),
             }
         )
@@ -332,13 +403,65 @@ def index(
     summary.add_row("Time", f"{report.seconds:.2f} s")
     _out.print(summary)
     _out.print(f"Index file: {_safe(report.index_path)}", soft_wrap=True, highlight=False)
+    _out.print(f"Folder: {_safe(report.root)}", soft_wrap=True, highlight=False)
+    for folder, count in report.other_folders:
+        _out.print(
+            _safe(f"Also in the index: {count} documents from {folder}"),
+            soft_wrap=True,
+            highlight=False,
+        )
     if report.skipped:
         skipped = Table(title="Skipped files", title_style="yellow")
-        skipped.add_column("File")
+        skipped.add_column("Path")
         skipped.add_column("Reason")
         for item in report.skipped:
             skipped.add_row(_safe(item.path), _safe(item.reason))
         _out.print(skipped)
+    if hint is not None:
+        _err.print(_safe(f"Warning: {hint}"), style="yellow", soft_wrap=True)
+
+
+def _indexed(report: Any) -> int:
+    return len(report.added) + len(report.updated) + len(report.unchanged)
+
+
+#: What to do about each kind of reason, when a run indexed nothing (reason prefixes).
+_REMEDIES: Final = (
+    ("unsupported type", "only .md, .markdown, .txt and .pdf files are indexed"),
+    ("ignored by", "--no-gitignore indexes what .gitignore files leave out"),
+    ("excluded by", "drop the --exclude patterns that match"),
+    ("hidden", "hidden files and folders (names starting with a dot) are never indexed"),
+    ("symbolic link", "links are not followed: index the folder they point to"),
+    ("folder nested deeper", "index a deeper folder directly"),
+)
+
+
+def _empty_hint(root: str, skipped: Any, *, indexed: int) -> str | None:
+    """Why a run indexed nothing from its folder and what to do, or None if it indexed files."""
+    if indexed:
+        return None
+    if not skipped:
+        return (
+            f"nothing was indexed: {root} holds no files. Put Markdown (.md, .markdown), text "
+            "(.txt) or PDF (.pdf) files in it, or index another folder."
+        )
+    counts: Counter[str] = Counter()
+    remedies: list[str] = []
+    for item in skipped:
+        for prefix, remedy in _REMEDIES:
+            if item.reason.startswith(prefix):
+                counts[prefix] += 1
+                if remedy not in remedies:
+                    remedies.append(remedy)
+                break
+        else:
+            counts["other"] += 1
+    kinds = ", ".join(f"{count} {kind}" for kind, count in counts.most_common())
+    advice = "; ".join(remedies) or "the reasons are listed above"
+    return (
+        f"nothing was indexed: all {len(skipped)} entries of {root} were left out ({kinds}). "
+        f"{advice[0].upper()}{advice[1:]}."
+    )
 
 
 # --------------------------------------------------------------------------- search
