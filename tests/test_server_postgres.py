@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import signal
+import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -424,3 +425,36 @@ async def test_an_interrupt_storm_across_processes_leaves_the_thread_usable(
             await client.runs.wait(tid, "agent", input=human("after the storm"))
         upstream.hold()
         assert (await two.threads.get(tid))["status"] == "idle"
+
+
+def test_a_gateway_comes_back_by_itself_after_a_database_restart(
+    tmp_path: Path,
+) -> None:
+    from tests.gateway_process import call
+    from tests.live.postgres_server import restart, start
+
+    server = start()  # its own cluster: the other tests' gateways keep theirs
+    try:
+        with gated_lightrag() as upstream:
+            options = ("--provider", "lightrag", "--base-url", upstream.url)
+            with gateway_process(None, server.url, tmp_path, *options) as base:
+                tid = call(base, "api/threads", {})["thread_id"]
+                restart(server)  # every connection the gateway held is cut
+                # The first requests may find the database still coming up (503, never 500);
+                # then every request is served again, on connections the pools replaced.
+                statuses = []
+                for _ in range(50):
+                    try:
+                        call(base, f"api/threads/{tid}/runs/wait", {"input": human("again?")})
+                        break
+                    except urllib.error.HTTPError as exc:
+                        statuses.append(exc.code)
+                assert set(statuses) <= {503}, statuses
+                assert len(statuses) < 50
+                for n in range(5):
+                    assert call(base, "api/threads", {})["thread_id"]
+                    call(base, f"api/threads/{tid}/runs/wait", {"input": human(f"more {n}")})
+                state = call(base, f"api/threads/{tid}/state")
+                assert [m["type"] for m in state["values"]["messages"]].count("human") == 6
+    finally:
+        server.stop()

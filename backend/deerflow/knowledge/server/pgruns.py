@@ -612,7 +612,12 @@ async def open_pg_runs(url: str, **options: Any) -> AsyncIterator[PgRuns]:
     from psycopg_pool import AsyncConnectionPool
 
     async with AsyncConnectionPool(
-        url, min_size=_POOL_MIN, max_size=_POOL_MAX, kwargs={"autocommit": True}, open=False
+        url,
+        min_size=_POOL_MIN,
+        max_size=_POOL_MAX,
+        kwargs={"autocommit": True},
+        check=AsyncConnectionPool.check_connection,  # a database restart costs no request
+        open=False,
     ) as pool:
         runs = PgRuns(pool, url, **options)
         await runs.setup()
