@@ -9,6 +9,12 @@ run in worker threads, off the event loop). Records of runs live in the shared s
 gateway process sees them too. With PostgreSQL (``shared``, :mod:`.pgruns`) admission, turns and
 events are shared by every process on the database: the strategies hold across processes and a
 run is joined from any of them.
+
+A run is cancelled at most once and never inside the cleanup that records its end, so however
+many ``interrupt`` runs pile up, each run's stream ends and its thread is released. A delete
+stops new runs on its thread, waits for the thread's runs and their checkpoint writes in flight,
+then removes it, so nothing brings it back. Run records name their process: a gateway that starts
+after a crash ends the runs a dead process left (on PostgreSQL, by the heartbeat rule).
 """
 
 from __future__ import annotations
