@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, messages_to_dict
 from typer.testing import CliRunner
 
-from deerflow.knowledge import KnowledgeSource, build_envelope, read_envelope
+from deerflow.knowledge import KnowledgeSource, build_envelope, cli, read_envelope
 from deerflow.knowledge.audit import audit_thread, thread_messages
 from deerflow.knowledge.cli import (
     EXIT_FINDING,
@@ -727,3 +727,62 @@ def test_serve_without_a_built_page_tells_a_pip_user_what_to_do(
     assert f"API only at http://127.0.0.1:{port}/api/" in out
     assert "pip install --force-reinstall deerflow-knowledge" in out
     assert ran == [[sock]]  # uvicorn serves the socket that was bound first
+
+
+# ------------------------------------------------------------------------------- wording
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"deerflow-knowledge {version('deerflow-knowledge')}"
+
+
+@pytest.mark.parametrize("command", ["index", "search", "verify", "serve"])
+def test_help_names_values_not_internal_types_and_points_to_the_readme(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"], terminal_width=100)
+    assert result.exit_code == 0
+    # Options show what to type (NAME, FILE, PORT), not <list[str]>, <int range> or <str>.
+    options = [line for line in result.stdout.splitlines() if line.lstrip().startswith("-")]
+    assert options
+    assert not [line for line in options if re.search(r"<[a-z][a-z \[\]]*>", line)], options
+    assert "deerflow.knowledge.settings" not in result.stdout
+
+
+def test_unknown_provider_repeats_the_bad_value() -> None:
+    result = runner.invoke(app, ["search", "deer", "--provider", "lightrgg"])
+    assert result.exit_code == 2
+    assert "Unknown provider 'lightrgg': expected one of local, lightrag, ragflow." in (
+        result.stderr
+    )
+
+
+def test_verify_counts_answers_not_tool_calls_and_keeps_its_status_whole_at_80_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = "0123456789abcdef0123456789abcdef"
+    messages: list[Any] = [
+        {"type": "human", "content": "Where do deer sleep?"},
+        {
+            "type": "ai",
+            "content": "",
+            "tool_calls": [{"name": "knowledge_search", "args": {"query": "deer"}, "id": "c1"}],
+        },
+        {
+            "type": "ai",
+            "content": f"In the {'very ' * 20}long grass [citation:Ghost "
+            f"{'title ' * 10}](#knowledge-source-{missing}).",
+        },
+    ]
+    thread = _thread(tmp_path, messages)
+    report = _json(runner.invoke(app, ["verify", str(thread), "--json"]).stdout)
+    assert report["assistant_messages"] == 1
+    monkeypatch.setattr(cli._out, "width", 80)
+    table = runner.invoke(app, ["verify", str(thread)])
+    assert table.exit_code == 0
+    assert "1 citation in 1 assistant message" in table.stdout
+    assert "evidence-not-loaded" in table.stdout.replace("\n", "")
+    assert "evidence-not-lo…" not in table.stdout and "evidence-not-loa…" not in table.stdout
+    assert max(map(len, table.stdout.splitlines())) <= 80

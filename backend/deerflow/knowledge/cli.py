@@ -54,9 +54,7 @@ from deerflow.knowledge.audit import (
     thread_messages,
 )
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalProvider, RetrievalResult
-from deerflow.knowledge.envelope import (
-    read_envelope,
-)
+from deerflow.knowledge.envelope import read_envelope, text_parts
 from deerflow.knowledge.native import read_native
 from deerflow.knowledge.providers.errors import (
     ProviderConfigError,
@@ -111,6 +109,33 @@ def main() -> None:
     app()
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            shown = version("deerflow-knowledge")
+        except PackageNotFoundError:  # a source tree on sys.path, not installed
+            shown = "unknown (not installed)"
+        _out.print(_safe(f"deerflow-knowledge {shown}"))
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _options(
+    _show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and exit.",
+            callback=_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Verifiable knowledge retrieval for LLM agents."""
+
+
 # --------------------------------------------------------------------------- shared helpers
 
 
@@ -154,6 +179,7 @@ ProviderOption = Annotated[
     typer.Option(
         "--provider",
         "-p",
+        metavar="NAME",
         help=f"Retrieval provider: {', '.join(PROVIDER_NAMES)} "
         "(default: $DEERFLOW_KNOWLEDGE_PROVIDER, the config file, or local).",
         show_default=False,
@@ -163,6 +189,7 @@ IndexOption = Annotated[
     Path | None,
     typer.Option(
         "--index",
+        metavar="FILE",
         help="Local index file (default: $DEERFLOW_KNOWLEDGE_INDEX, the config file, or "
         "./.deerflow-knowledge/index.sqlite).",
         show_default=False,
@@ -173,7 +200,9 @@ ConfigOption = Annotated[
     Path | None,
     typer.Option(
         "--config",
-        help="TOML config file with provider settings (see deerflow.knowledge.settings).",
+        metavar="FILE",
+        help='TOML config file with provider settings (its keys: README, "Local index and '
+        'CLI", Settings).',
         show_default=False,
         exists=True,
         dir_okay=False,
@@ -183,6 +212,7 @@ BaseUrlOption = Annotated[
     str | None,
     typer.Option(
         "--base-url",
+        metavar="URL",
         help="LightRAG or RAGFlow base URL (default: $LIGHTRAG_BASE_URL / $RAGFLOW_BASE_URL). "
         "API keys are read only from $LIGHTRAG_API_KEY / $RAGFLOW_API_KEY or the config file.",
         show_default=False,
@@ -192,6 +222,7 @@ DatasetOption = Annotated[
     list[str] | None,
     typer.Option(
         "--dataset",
+        metavar="ID",
         help="RAGFlow dataset id to search (repeatable; default: $RAGFLOW_DATASETS).",
         show_default=False,
     ),
@@ -247,6 +278,7 @@ def index(
     path: Annotated[
         Path | None,
         typer.Argument(
+            metavar="[PATH]",
             help="Folder of Markdown, text and PDF files to index (default: the bundled "
             "sample corpus about this project).",
             show_default=False,
@@ -469,7 +501,9 @@ def _empty_hint(root: str, skipped: Any, *, indexed: int) -> str | None:
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.", show_default=False)],
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)
+    ],
     provider: ProviderOption = None,
     index_file: IndexOption = None,
     config: ConfigOption = None,
@@ -569,7 +603,8 @@ def _show_search(provider: str, content: str, artifact: Any, *, raw: bool) -> No
     if not read.sources and not native.sources:
         _out.print(_safe(content if not raw else "No citable sources."))
         return
-    table = Table(title=_safe(f"{provider}: {len(read.sources) + len(native.sources)} sources"))
+    count = len(read.sources) + len(native.sources)
+    table = Table(title=_safe(f"{provider}: {count} source{'' if count == 1 else 's'}"))
     table.add_column("#", justify="right")
     table.add_column("Source")
     table.add_column("Evidence")
@@ -642,6 +677,7 @@ def verify(
     thread: Annotated[
         Path,
         typer.Argument(
+            metavar="THREAD",
             help=(
                 "Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list; "
                 "or a DeerFlow batch export (JSON or JSON Lines items with result and "
@@ -683,7 +719,7 @@ def verify(
             {
                 "thread": str(thread),
                 "messages": len(messages),
-                "assistant_messages": sum(1 for m in messages if m["role"] == "ai"),
+                "assistant_messages": _answers(messages),
                 "citations": [audit.to_json() for audit in audits],
                 "counts": {status: counts[status] for status in CITATION_STATUSES},
                 "forged": forged,
@@ -695,15 +731,29 @@ def verify(
         raise typer.Exit(EXIT_FINDING)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _answers(messages: list[dict[str, Any]]) -> int:
+    """Assistant messages with text: a message that only calls a tool answers nothing."""
+    return sum(
+        1 for m in messages if m["role"] == "ai" and "".join(text_parts(m["content"])).strip()
+    )
+
+
 def _show_audit(
     thread: Path, messages: list[dict[str, Any]], audits: list[CitationAudit], counts: Counter[str]
 ) -> None:
-    assistant = sum(1 for m in messages if m["role"] == "ai")
+    assistant = _answers(messages)
+    # The path on a line of its own: a long one would crowd the counts out of the title.
+    _out.print(_safe(str(thread)), soft_wrap=True)
     table = Table(
-        title=_safe(f"{thread}: {len(audits)} citations in {assistant} assistant messages")
+        title=f"{_count(len(audits), 'citation')} in {_count(assistant, 'assistant message')}"
     )
     table.add_column("Msg", justify="right")
-    table.add_column("Status")
+    # Never cut: "evidence-not-loaded" is the finding (other columns wrap first).
+    table.add_column("Status", no_wrap=True, min_width=max(map(len, CITATION_STATUSES)))
     table.add_column("Kind")
     table.add_column("Label")
     table.add_column("Source / reason")
@@ -735,17 +785,23 @@ def serve(
         str | None,
         typer.Option(
             "--model",
+            metavar="PROVIDER:NAME",
             help="Chat model as provider:name (e.g. openai:gpt-4o-mini), built with LangChain's "
             "init_chat_model. Default: the offline extractive responder (no credentials).",
             show_default=False,
         ),
     ] = None,
-    host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="TCP port.", min=1, max=65535)] = 8000,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="Interface to bind.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", metavar="PORT", help="TCP port (1-65535).", min=1, max=65535)
+    ] = 8000,
     checkpoint: Annotated[
         str | None,
         typer.Option(
             "--checkpoint",
+            metavar="PATH|URL",
             help="Thread storage: a SQLite file path or a postgres:// URL "
             "(default: .deerflow-knowledge/threads.sqlite).",
             show_default=False,
@@ -759,6 +815,7 @@ def serve(
         list[str] | None,
         typer.Option(
             "--cors-origin",
+            metavar="ORIGIN",
             help="An origin (e.g. http://localhost:3000) allowed to call the API from a browser; "
             "repeatable. Default: none (same-origin only).",
             show_default=False,
@@ -766,7 +823,12 @@ def serve(
     ] = None,
     run_timeout: Annotated[
         float,
-        typer.Option("--run-timeout", help="Time budget of one run, in seconds.", min=0.001),
+        typer.Option(
+            "--run-timeout",
+            metavar="SECONDS",
+            help="Time budget of one run, in seconds (more than 0).",
+            min=0.001,
+        ),
     ] = 300.0,
 ) -> None:
     """Run the reference gateway (FastAPI + LangGraph) with the bundled chat page.
