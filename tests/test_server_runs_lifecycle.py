@@ -10,6 +10,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,13 @@ from tests.runs_harness import gateway_app
 HUMAN = {"messages": [{"role": "user", "content": "hello"}]}
 
 
+async def _deleting(client: Any, thread_id: str) -> None:
+    """Return once the app's delete of the thread has begun (its runs are being stopped)."""
+    manager = client._transport.app.state.gateway.runs
+    while thread_id not in manager._deleting:
+        await asyncio.sleep(0)
+
+
 async def test_a_delete_during_a_run_is_final(tmp_path: Path) -> None:
     async with gateway_app(tmp_path) as (client, writes):
         tid = (await client.post("/api/threads", json={})).json()["thread_id"]
@@ -28,8 +36,7 @@ async def test_a_delete_during_a_run_is_final(tmp_path: Path) -> None:
         run = (await client.post(f"/api/threads/{tid}/runs", json={"input": HUMAN})).json()
         await writes.waiting.wait()
         deleting = asyncio.create_task(client.delete(f"/api/threads/{tid}"))
-        for _ in range(50):  # ... while the delete is served
-            await asyncio.sleep(0)
+        await _deleting(client, tid)  # ... while the delete is served
         writes.release.set()
         assert (await deleting).status_code == 204
         writes.held = False
@@ -54,8 +61,7 @@ async def test_a_run_cannot_start_on_a_thread_being_deleted(tmp_path: Path) -> N
         await client.post(f"/api/threads/{tid}/runs", json={"input": HUMAN})
         await writes.waiting.wait()
         deleting = asyncio.create_task(client.delete(f"/api/threads/{tid}"))
-        for _ in range(50):
-            await asyncio.sleep(0)
+        await _deleting(client, tid)
         late = await client.post(
             f"/api/threads/{tid}/runs", json={"input": HUMAN, "multitask_strategy": "enqueue"}
         )
