@@ -23,6 +23,15 @@ START_TIMEOUT_SECONDS = 60.0
 def gateway_process(index: Path | None, checkpoint: str, work: Path, *extra: str) -> Iterator[str]:
     """The base URL of a gateway serving the local provider over ``index`` (``extra``: more
     ``serve`` options; with ``index`` None, ``extra`` names the provider)."""
+    with gateway_process_handle(index, checkpoint, work, *extra) as (base, _):
+        yield base
+
+
+@contextmanager
+def gateway_process_handle(
+    index: Path | None, checkpoint: str, work: Path, *extra: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """:func:`gateway_process`, with the process (a test may kill it)."""
     port = free_port()
     provider = () if index is None else ("--provider", "local", "--index", str(index))
     log_path = work / f"gateway-{port}.log"
@@ -60,9 +69,10 @@ def gateway_process(index: Path | None, checkpoint: str, work: Path, *extra: str
                             f"gateway did not start:\n{log_path.read_text()}"
                         ) from None
                     time.sleep(0.2)
-            yield base
+            yield base, process
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:

@@ -89,9 +89,8 @@ def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpoint
                     "a Postgres checkpoint needs the 'postgres' extra: "
                     "pip install 'deerflow-knowledge[postgres]'"
                 ) from None
-            async with AsyncPostgresSaver.from_conn_string(
-                target, serde=MessageCachingSerializer()
-            ) as saver:
+            async with _postgres_pool(target) as pool:
+                saver = AsyncPostgresSaver(pool, serde=MessageCachingSerializer())
                 await saver.setup()
                 yield saver
             return
@@ -118,6 +117,29 @@ def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpoint
     return opened()
 
 
+#: Connections each PostgreSQL pool (checkpointer, store) keeps at most.
+_POSTGRES_POOL_SIZE: Final = 10
+
+
+@asynccontextmanager
+async def _postgres_pool(url: str, *, max_size: int = _POSTGRES_POOL_SIZE) -> AsyncIterator[Any]:
+    """A connection pool as LangGraph's PostgreSQL saver and store use a connection (autocommit,
+    no prepared statements, dict rows) whose connections are checked before use: after a
+    database restart a broken connection is replaced, so service comes back by itself."""
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    async with AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+    ) as pool:
+        yield pool
+
+
 def open_store(target: str) -> AbstractAsyncContextManager[BaseStore]:
     """The LangGraph store holding thread and run records: on the checkpointer's PostgreSQL
     database, or in a SQLite file next to the checkpoints (``threads.sqlite`` →
@@ -128,9 +150,10 @@ def open_store(target: str) -> AbstractAsyncContextManager[BaseStore]:
         if target.startswith(("postgres://", "postgresql://")):
             from langgraph.store.postgres.aio import AsyncPostgresStore
 
-            async with AsyncPostgresStore.from_conn_string(target) as store:
-                await store.setup()
-                yield store
+            async with _postgres_pool(target) as pool:
+                pg_store = AsyncPostgresStore(pool)
+                await pg_store.setup()
+                yield pg_store
             return
         from langgraph.store.sqlite.aio import AsyncSqliteStore
 

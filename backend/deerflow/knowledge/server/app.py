@@ -164,6 +164,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
                     model_label=config.model_label,
                     max_question_chars=config.max_question_chars,
                 )
+                await manager.recover()  # runs a killed process left are ended, not stuck
                 # What the process holds by now (modules, the graph, the agent's tools: over a
                 # hundred thousand objects) lives as long as the app; the collector need not
                 # walk it again every time a run's garbage triggers a full collection.
@@ -192,6 +193,18 @@ def create_app(config: GatewayConfig) -> FastAPI:
     async def query_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         where = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors()[:5])
         return JSONResponse(error_body(f"invalid request: {where}"), status_code=422)
+
+    try:
+        from psycopg import OperationalError  # the postgres extra; PoolTimeout is one too
+    except ImportError:
+        pass
+    else:
+
+        @app.exception_handler(OperationalError)
+        async def database_down(_: Request, exc: OperationalError) -> JSONResponse:
+            # The database is restarting or unreachable: a client may retry, nothing is lost.
+            detail = "the database is unavailable; try again shortly"
+            return JSONResponse(error_body(detail), status_code=503, headers={"Retry-After": "2"})
 
     if config.cors_origins:
         app.add_middleware(

@@ -63,12 +63,11 @@ class Gateway:
         """The thread's record; 404 when there is none."""
         if not _is_uuid(thread_id):
             raise ApiError(404, f"Thread {thread_id} not found")
+        # A thread is its record: checkpoints without one (a run still unwinding after a delete)
+        # never bring a thread back.
         record = await self.records.thread(thread_id)
         if record is None:
-            # Threads of an earlier version of the gateway have checkpoints but no record.
-            if await self.saver.aget_tuple(self.thread_config(thread_id)) is None:
-                raise ApiError(404, f"Thread {thread_id} not found")
-            record = await self.records.new_thread(thread_id, {})
+            raise ApiError(404, f"Thread {thread_id} not found")
         return record
 
     def assistant_id(self, requested: str | None) -> str:
