@@ -218,20 +218,17 @@ def serve(
         print(f"API only at {url}api/ - {MISSING_PAGE_HINT}", flush=True)
     limits = descriptor_limits()
     guard = ConnectionGuard(max_connections=limits.max_connections)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(config),
-            log_level="warning",
-            http=guard.protocol(),
-            backlog=limits.backlog,
-        )
+
+    class Server(uvicorn.Server):
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            # Accept errors as the guard's one line, not asyncio's traceback per accept.
+            asyncio.get_running_loop().set_exception_handler(guard.exception_handler)
+            await super().serve(sockets)
+
+    uvicorn_config = uvicorn.Config(
+        create_app(config), log_level="warning", http=guard.protocol(), backlog=limits.backlog
     )
-
-    async def run() -> None:
-        asyncio.get_running_loop().set_exception_handler(guard.exception_handler)
-        await server.serve(sockets=[sock])
-
-    asyncio.run(run())
+    Server(uvicorn_config).run(sockets=[sock])
 
 
 def _bundled_static_dir() -> Path:
