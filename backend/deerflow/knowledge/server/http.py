@@ -5,10 +5,9 @@ as it passes the limit, so memory stays bounded whatever the caller sends. A bod
 JSON (``Content-Type: application/json``): a page on another site can send ``text/plain`` or a
 form without a CORS preflight, never JSON. A body that does not arrive within a time limit is a
 408 and the connection is closed, so a client sending a byte a second holds nothing for long.
-JSON is parsed in one
-call that also refuses what the checkpointer cannot store (integers outside 64 bits, ``NaN`` and
-infinities); nesting past Python's recursion limit is a 400 and the trust boundary refuses
-anything deeper than it walks, so a malformed body answers 4xx with
+JSON is parsed in one call that also refuses what the checkpointer cannot store (integers outside
+64 bits, ``NaN`` and infinities); nesting past Python's recursion limit is a 400 and the trust
+boundary refuses anything deeper than it walks, so a malformed body answers 4xx with
 ``{"error", "detail"}`` and never reaches a code path that would fail with a 500.
 """
 
