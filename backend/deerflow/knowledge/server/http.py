@@ -109,7 +109,11 @@ async def read_json(
         # The rest of the body may still trickle in: the connection cannot serve another request.
         _fail(408, f"the request body did not arrive within {timeout:g} s", {"Connection": "close"})
     except ClientDisconnect:
-        _fail(400, "the client went away before sending its whole body")
+        # A tab closed mid-request (as an answer finishes): the client left, nothing failed. A 4xx
+        # no one reads, instead of an unhandled exception and a traceback in the server's log.
+        _fail(400, "the client disconnected before sending the whole request body")
+    if body and content_type is None:  # a body its headers did not announce
+        _fail(415, f"request bodies must be JSON sent with Content-Type: {JSON_MEDIA_TYPE}")
     return parse_json(bytes(body))
 
 
