@@ -825,6 +825,7 @@ def serve(
         list[str] | None,
         typer.Option(
             "--allowed-host",
+            metavar="NAME",
             help="A host name (e.g. gateway.example.com) requests may give in their Host header, "
             "besides the address bound and localhost; repeatable. Other hosts get 400, which "
             "stops DNS-rebinding pages.",
