@@ -20,16 +20,30 @@ START_TIMEOUT_SECONDS = 60.0
 
 
 @contextmanager
-def gateway_process(index: Path | None, checkpoint: str, work: Path, *extra: str) -> Iterator[str]:
+def gateway_process(
+    index: Path | None,
+    checkpoint: str,
+    work: Path,
+    *extra: str,
+    max_open_files: int | None = None,
+) -> Iterator[str]:
     """The base URL of a gateway serving the local provider over ``index`` (``extra``: more
-    ``serve`` options; with ``index`` None, ``extra`` names the provider)."""
-    with gateway_process_handle(index, checkpoint, work, *extra) as (base, _):
+    ``serve`` options; with ``index`` None, ``extra`` names the provider; ``max_open_files``: the
+    process's ``RLIMIT_NOFILE``)."""
+    with gateway_process_handle(index, checkpoint, work, *extra, max_open_files=max_open_files) as (
+        base,
+        _,
+    ):
         yield base
 
 
 @contextmanager
 def gateway_process_handle(
-    index: Path | None, checkpoint: str, work: Path, *extra: str
+    index: Path | None,
+    checkpoint: str,
+    work: Path,
+    *extra: str,
+    max_open_files: int | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """:func:`gateway_process`, with the process (a test may kill it)."""
     port = free_port()
@@ -55,6 +69,7 @@ def gateway_process_handle(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=work,
+            preexec_fn=None if max_open_files is None else lambda: _limit_files(max_open_files),
         )
         base = f"http://127.0.0.1:{port}/"
         try:
@@ -78,6 +93,12 @@ def gateway_process_handle(
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def _limit_files(count: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
 def call(base: str, path: str, body: Any = None) -> Any:

@@ -1,13 +1,16 @@
 """The reference gateway (FastAPI + LangGraph) and the bundled chat page.
 
 ``build_config`` wires a provider, a chat model and a checkpointer into a ``GatewayConfig``;
-``serve`` runs it with uvicorn. The agent is LangChain's ``create_agent`` with
+``serve`` runs it with uvicorn, behind the connection guard (``connections``) and answering only
+to the host names it is bound to (``origin``). The agent is LangChain's ``create_agent`` with
 ``knowledge_search`` and the tool-output budget; with no ``--model`` it uses the offline
 extractive responder, so the demo needs no credentials.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -22,8 +25,10 @@ from langgraph.store.base import BaseStore
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
+from deerflow.knowledge.server.connections import ConnectionGuard, descriptor_limits
 from deerflow.knowledge.server.listen import open_listener
 from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
+from deerflow.knowledge.server.origin import served_hosts
 from deerflow.knowledge.server.pgruns import open_pg_runs
 from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.server.serde import MessageCachingSerializer
@@ -181,6 +186,7 @@ def build_config(
     checkpoint: str = ".deerflow-knowledge/threads.sqlite",
     static_dir: Path | None = None,
     cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] | None = None,
     run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS,
 ) -> GatewayConfig:
     chat_model = model or ExtractiveResponder()
@@ -193,6 +199,7 @@ def build_config(
         max_question_chars=MAX_QUERY_CHARS if model is None else None,
         static_dir=static_dir,
         cors_origins=tuple(cors_origins),
+        allowed_hosts=None if allowed_hosts is None else tuple(allowed_hosts),
         run_timeout=run_timeout,
         open_shared=(
             (lambda: open_pg_runs(checkpoint))
@@ -210,12 +217,19 @@ def serve(
     sock: socket.socket | None = None,
 ) -> None:
     """Run the gateway until interrupted. ``sock`` is an already bound socket (the CLI binds first,
-    so a busy port fails before any URL is announced); without it, ``host:port`` is bound here."""
+    so a busy port fails before any URL is announced); without it, ``host:port`` is bound here.
+
+    Requests must name the bound address (or ``localhost`` for a loopback one, ``host`` as given,
+    or one of ``config.allowed_hosts``) in ``Host``; connections are limited below the process's
+    descriptor limit and time out waiting for headers or for a client that does not read."""
     import uvicorn
 
     if sock is None:
         sock = open_listener(host, port)
+    requested = host
     host, port = sock.getsockname()[:2]
+    hosts = served_hosts(host, requested=requested) | set(config.allowed_hosts or ())
+    config = dataclasses.replace(config, allowed_hosts=tuple(sorted(hosts)))
     page = (config.static_dir or _bundled_static_dir()) / "index.html"
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     print(
@@ -226,8 +240,19 @@ def serve(
         print(f"LangGraph Platform API: {url}api  (useStream / langgraph-sdk apiUrl)", flush=True)
     else:
         print(f"API only at {url}api/ - {MISSING_PAGE_HINT}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning"))
-    server.run(sockets=[sock])
+    limits = descriptor_limits()
+    guard = ConnectionGuard(max_connections=limits.max_connections)
+
+    class Server(uvicorn.Server):
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            # Accept errors as the guard's one line, not asyncio's traceback per accept.
+            asyncio.get_running_loop().set_exception_handler(guard.exception_handler)
+            await super().serve(sockets)
+
+    uvicorn_config = uvicorn.Config(
+        create_app(config), log_level="warning", http=guard.protocol(), backlog=limits.backlog
+    )
+    Server(uvicorn_config).run(sockets=[sock])
 
 
 def _bundled_static_dir() -> Path:
