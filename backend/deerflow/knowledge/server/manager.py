@@ -27,6 +27,7 @@ from deerflow.knowledge.server.http import ApiError
 from deerflow.knowledge.server.pgruns import PgRuns
 from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.streaming import EventTranslator, RunStream
+from deerflow.knowledge.server.threadmeta import with_run_id
 from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
 
 __all__ = [
@@ -116,6 +117,7 @@ class RunManager:
                 if s.thread_id == plan.thread_id and not s.done.is_set()
             ]
             run_id = str(uuid.uuid4())
+            plan.config = with_run_id(plan.config, run_id)
             if self.shared is not None:
                 # Atomic across processes: checked and inserted under the thread's advisory lock.
                 await self.shared.admit(
@@ -321,7 +323,9 @@ class RunManager:
             thread_status = "interrupted"
         if others_waiting:
             thread_status = "busy"
-        await self.records.touch_thread(plan.thread_id, status=thread_status)
+        await self.records.touch_thread(
+            plan.thread_id, status=thread_status, state_updated_at=iso_now()
+        )
 
     def _memo(self, plan: RunPlan) -> dict[Any, Any]:
         """The thread's message memo: its history is encoded once, not once per run."""

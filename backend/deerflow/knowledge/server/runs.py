@@ -20,6 +20,7 @@ from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
 from deerflow.knowledge.server.gateway import (
+    GRAPH_ID,
     Gateway,
     gateway,
     parse_messages,
@@ -29,6 +30,12 @@ from deerflow.knowledge.server.http import ApiError, last_event_id, read_json, s
 from deerflow.knowledge.server.manager import RunPlan
 from deerflow.knowledge.server.records import TERMINAL_RUN_STATUSES
 from deerflow.knowledge.server.schemas import RunCreate, unsupported_options
+from deerflow.knowledge.server.threadmeta import (
+    graph_metadata,
+    new_thread_metadata,
+    run_metadata,
+    started_thread_metadata,
+)
 from deerflow.knowledge.server.streaming import (
     STREAM_MODES,
     Event,
@@ -130,12 +137,21 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
     if unsupported:
         raise ApiError(422, f"{', '.join(unsupported)}: not supported by this gateway")
     assistant_id = gw.assistant_id(body.assistant_id)
+    request_metadata = strip(body.metadata).value
+    config_metadata = _config_metadata(body)
+    new_metadata = new_thread_metadata(
+        graph_id=GRAPH_ID,
+        assistant_id=assistant_id,
+        config_metadata=config_metadata,
+        request_metadata=request_metadata,
+    )
     stateless = thread_id is None
+    thread: dict[str, Any] | None = None
     if thread_id is None:
         thread_id = str(uuid.uuid4())
     elif body.if_not_exists == "create":
         try:
-            await gw.thread(thread_id)
+            thread = await gw.thread(thread_id)
         except ApiError as exc:
             if exc.status_code != 404:
                 raise
@@ -143,9 +159,18 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
                 uuid.UUID(thread_id)
             except ValueError:
                 raise ApiError(422, "thread_id must be a UUID") from None
-            await gw.records.new_thread(thread_id, {})
+            thread = await gw.records.new_thread(thread_id, new_metadata)
     else:
-        await gw.thread(thread_id)
+        thread = await gw.thread(thread_id)
+    # The merge is written once the request is known to be valid (below).
+    started = (
+        started_thread_metadata(
+            thread["metadata"], status=thread["status"], graph_id=GRAPH_ID, assistant_id=assistant_id
+        )
+        if thread is not None
+        else None
+    )
+    thread_metadata = started or (thread["metadata"] if thread is not None else new_metadata)
     durability = body.durability
     if durability is None and body.checkpoint_during is not None:
         durability = "async" if body.checkpoint_during else "exit"
@@ -157,16 +182,33 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
         modes=_modes(body.stream_mode),
         subgraphs=body.stream_subgraphs,
         resumable=body.stream_resumable,
-        metadata=strip(body.metadata).value,
+        metadata=run_metadata(
+            thread_metadata=thread_metadata,
+            config_metadata=config_metadata,
+            request_metadata=request_metadata,
+            assistant_id=assistant_id,
+        ),
         multitask_strategy=body.multitask_strategy,
         interrupt_before=_nodes(gw, body.interrupt_before, "interrupt_before"),
         interrupt_after=_nodes(gw, body.interrupt_after, "interrupt_after"),
         durability=durability,
         delete_thread_after=stateless and body.on_completion != "keep",
     )
+    plan.config["metadata"] = graph_metadata(plan.metadata, thread_id=thread_id, graph_id=GRAPH_ID)
+    if started is not None:
+        await gw.records.touch_thread(thread_id, metadata=started)
     if stateless:
-        await gw.records.new_thread(thread_id, {})
+        await gw.records.new_thread(thread_id, new_metadata)
     return plan, body
+
+
+def _config_metadata(body: RunCreate) -> dict[str, Any]:
+    metadata = (body.config or {}).get("metadata")
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise ApiError(422, "config.metadata must be an object")
+    return dict(strip(metadata).value)
 
 
 def _run_headers(record: dict[str, Any], *, resumable: bool) -> dict[str, str]:
@@ -207,7 +249,8 @@ async def _stream(gw: Gateway, request: Request, thread_id: str | None) -> Strea
         gw,
         stream,
         cancel_on_disconnect=body.on_disconnect == "cancel",
-        headers=_run_headers(record, resumable=plan.resumable),
+        # LangGraph Server names the join stream of every streamed run, resumable or not.
+        headers=_run_headers(record, resumable=True),
     )
 
 
