@@ -211,12 +211,13 @@ def _config_metadata(body: RunCreate) -> dict[str, Any]:
     return dict(strip(metadata).value)
 
 
-def _run_headers(record: dict[str, Any], *, resumable: bool) -> dict[str, str]:
-    # Relative to the API root, as the SDKs resolve them against their ``apiUrl``.
+def _run_headers(record: dict[str, Any], *, location: str | None) -> dict[str, str]:
+    """``Content-Location`` (the run) and ``Location`` (``location``: its ``stream`` or ``join``),
+    as LangGraph Server sends them, relative to the API root as the SDKs resolve them."""
     base = f"/threads/{record['thread_id']}/runs/{record['run_id']}"
     headers = {"Content-Location": base}
-    if resumable:
-        headers["Location"] = base + "/stream"
+    if location is not None:
+        headers["Location"] = f"{base}/{location}"
     return headers
 
 
@@ -250,7 +251,7 @@ async def _stream(gw: Gateway, request: Request, thread_id: str | None) -> Strea
         stream,
         cancel_on_disconnect=body.on_disconnect == "cancel",
         # LangGraph Server names the join stream of every streamed run, resumable or not.
-        headers=_run_headers(record, resumable=True),
+        headers=_run_headers(record, location="stream"),
     )
 
 
@@ -287,7 +288,7 @@ async def _wait(gw: Gateway, request: Request, thread_id: str | None) -> Respons
     return Response(
         values,
         media_type="application/json",
-        headers=_run_headers(record, resumable=False),
+        headers=_run_headers(record, location="join"),
     )
 
 
@@ -318,7 +319,7 @@ async def create_run(thread_id: str, request: Request, gw: Gateway = Depends(gat
     return Response(
         dumps(record),
         media_type="application/json",
-        headers=_run_headers(record, resumable=plan.resumable),
+        headers=_run_headers(record, location="stream" if plan.resumable else None),
     )
 
 
@@ -387,11 +388,12 @@ async def cancel_run(
         if wait:
             async for _ in shared.follow(run_id, modes=()):
                 pass
-        return Response(status_code=204)
+        return Response(status_code=204 if wait else 202)
     gw.runs.cancel(run_id)
     if wait:
         await stream.done.wait()
-    return Response(status_code=204)
+    # LangGraph Server: 202, the cancellation is under way.
+    return Response(status_code=204 if wait else 202)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
@@ -415,7 +417,11 @@ async def join_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) 
         else:
             snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
             values = WireEncoder().values(snapshot.values or {})
-    return Response(values, media_type="application/json")
+    return Response(
+        values,
+        media_type="application/json",
+        headers=_run_headers({"thread_id": thread_id, "run_id": run_id}, location="join"),
+    )
 
 
 async def _await_remote(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
@@ -442,15 +448,25 @@ async def join_stream(
     modes = _modes(requested) if requested else None
     after = last_event_id(request.headers.get("last-event-id"))
     stream = gw.runs.stream(run_id)
+    headers = _run_headers(record, location="stream")
     if stream is not None:
-        return _sse(gw, stream, after=after, modes=modes, cancel_on_disconnect=cancel_on_disconnect)
+        return _sse(
+            gw,
+            stream,
+            after=after,
+            modes=modes,
+            cancel_on_disconnect=cancel_on_disconnect,
+            headers=headers,
+        )
     shared = gw.runs.shared
     found = await shared.run(run_id) if shared is not None else None
     if shared is not None and found is not None:
         frames = shared.frames(found, after=after, modes=modes, cancel=cancel_on_disconnect)
-        return StreamingResponse(frames, media_type="text/event-stream", headers=_SSE_HEADERS)
+        return StreamingResponse(
+            frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+        )
     return StreamingResponse(
-        _remote_frames(gw, record), media_type="text/event-stream", headers=_SSE_HEADERS
+        _remote_frames(gw, record), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
     )
 
 

@@ -149,10 +149,10 @@ async def _search(gw: Gateway, body: ThreadSearch) -> list[dict[str, Any]]:
             limit=body.limit,
             offset=body.offset,
         )
-    found = [thread_with_state_time(r) for r in await gw.records.threads() if _matches(r, body)]
+    found = [r for r in await gw.records.threads() if _matches(r, body)]
     key = body.sort_by or "updated_at"
     found.sort(
-        key=lambda r: (str(r.get(key, "")), r["thread_id"]),
+        key=lambda r: (str(thread_with_state_time(r).get(key, "")), r["thread_id"]),
         reverse=(body.sort_order or "desc") == "desc",
     )
     return found[body.offset : body.offset + body.limit]
