@@ -160,4 +160,6 @@ def test_both_servers_keep_thread_metadata_alike(recordings: tuple[Any, Any]) ->
         assert "state_updated_at" in found
         assert len(steps["sdk.threads.search.graph"]["body"]) == 1
         assert steps["busy.reject"]["status"] == 409
-        assert steps["runs.stream.default"]["headers"]["location"] == "/threads/<id>/runs/<id>/stream"
+        assert (
+            steps["runs.stream.default"]["headers"]["location"] == "/threads/<id>/runs/<id>/stream"
+        )

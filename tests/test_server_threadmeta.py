@@ -176,11 +176,14 @@ def test_the_pure_rules() -> None:
     assert started_thread_metadata(same, status="idle", graph_id="g", assistant_id="a") is None
     assert started_thread_metadata({}, status="error", graph_id="g", assistant_id="a") == same
     spoofed = run_metadata(
-        thread_metadata={}, config_metadata={}, request_metadata={"assistant_id": "x"},
+        thread_metadata={},
+        config_metadata={},
+        request_metadata={"assistant_id": "x"},
         assistant_id="a",
     )
     assert spoofed == {"created_by": "system", "assistant_id": "a"}
     assert thread_with_state_time({"updated_at": "t"})["state_updated_at"] == "t"
-    assert thread_with_state_time({"updated_at": "t", "state_updated_at": "s"})[
-        "state_updated_at"
-    ] == "s"
+    assert (
+        thread_with_state_time({"updated_at": "t", "state_updated_at": "s"})["state_updated_at"]
+        == "s"
+    )

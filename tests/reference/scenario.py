@@ -204,7 +204,7 @@ async def play(base: str, upstream: GatedLightRAG, marker: str) -> dict[str, dic
         await r.call("runs.list", "GET", f"/threads/{tid}/runs")
 
         # A resumable stream, rejoined after its third event.
-        _, events, headers = await r.call(
+        _, _, headers = await r.call(
             "runs.stream.resumable",
             "POST",
             f"/threads/{tid}/runs/stream",
@@ -339,7 +339,9 @@ async def play(base: str, upstream: GatedLightRAG, marker: str) -> dict[str, dic
                 sid, "agent", input=question, stream_mode=["messages-tuple", "values"]
             )
         ]
-        r.record("sdk.runs.stream", {"events": [p[0] for p in parts], "data": [p[1] for p in parts]})
+        r.record(
+            "sdk.runs.stream", {"events": [p[0] for p in parts], "data": [p[1] for p in parts]}
+        )
         found = await sdk.threads.search(metadata={"graph_id": "agent", "via": "sdk"})
         r.record("sdk.threads.search.graph", found)
         r.record("sdk.threads.get_history", await sdk.threads.get_history(sid, limit=2))
@@ -382,4 +384,3 @@ def diff(reference: Any, gateway: Any, path: str = "") -> list[tuple[str, str]]:
     if reference != gateway:
         return [(path, "value")]
     return []
-

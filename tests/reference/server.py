@@ -108,7 +108,9 @@ def start_langgraph_dev(lightrag_url: str, work: Path) -> ReferenceServer:
             if process.poll() is not None or time.monotonic() > deadline:
                 if process.poll() is None:
                     server.stop()
-                raise RuntimeError(f"langgraph dev did not start:\n{log_path.read_text()}") from None
+                raise RuntimeError(
+                    f"langgraph dev did not start:\n{log_path.read_text()}"
+                ) from None
             time.sleep(0.2)
 
 

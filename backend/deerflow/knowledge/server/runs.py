@@ -30,18 +30,18 @@ from deerflow.knowledge.server.http import ApiError, last_event_id, read_json, s
 from deerflow.knowledge.server.manager import RunPlan
 from deerflow.knowledge.server.records import TERMINAL_RUN_STATUSES
 from deerflow.knowledge.server.schemas import RunCreate, unsupported_options
-from deerflow.knowledge.server.threadmeta import (
-    graph_metadata,
-    new_thread_metadata,
-    run_metadata,
-    started_thread_metadata,
-)
 from deerflow.knowledge.server.streaming import (
     STREAM_MODES,
     Event,
     RunStream,
     sse_frame,
     sse_frames,
+)
+from deerflow.knowledge.server.threadmeta import (
+    graph_metadata,
+    new_thread_metadata,
+    run_metadata,
+    started_thread_metadata,
 )
 from deerflow.knowledge.server.wire import WireEncoder, dumps
 
@@ -165,7 +165,10 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
     # The merge is written once the request is known to be valid (below).
     started = (
         started_thread_metadata(
-            thread["metadata"], status=thread["status"], graph_id=GRAPH_ID, assistant_id=assistant_id
+            thread["metadata"],
+            status=thread["status"],
+            graph_id=GRAPH_ID,
+            assistant_id=assistant_id,
         )
         if thread is not None
         else None
@@ -466,7 +469,9 @@ async def join_stream(
             frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
         )
     return StreamingResponse(
-        _remote_frames(gw, record), media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+        _remote_frames(gw, record),
+        media_type="text/event-stream",
+        headers={**_SSE_HEADERS, **headers},
     )
 
 

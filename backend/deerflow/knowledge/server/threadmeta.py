@@ -74,9 +74,7 @@ def run_metadata(
     }
 
 
-def graph_metadata(
-    metadata: Mapping[str, Any], *, thread_id: str, graph_id: str
-) -> dict[str, Any]:
+def graph_metadata(metadata: Mapping[str, Any], *, thread_id: str, graph_id: str) -> dict[str, Any]:
     """The ``config["metadata"]`` a run's graph gets: the run's metadata and ids, which LangGraph
     passes on to every ``messages`` event and checkpoint of the run (``with_run_id`` adds the
     run's id once it has one)."""
