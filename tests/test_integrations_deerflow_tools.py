@@ -360,3 +360,37 @@ def test_readme_config_entries_use_only_known_keys() -> None:
         assert check_entry(module.FLAVOR, extras) == []
     budgets = [block["tool_output"] for block in blocks if "tool_output" in block]
     assert budgets and all(set(b) <= set(vars(ToolOutput())) for b in budgets)
+
+
+def test_ragflow_tool_keeps_deerflows_native_snapshots(
+    host: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SYNTHETIC RAGFlow responses (tests/test_providers_ragflow.py): the DeerFlow tool answers
+    with DeerFlow's native snapshot and ``[citation:N](#knowledge-…)`` links, fitted under
+    DeerFlow's budget, and the key is never shown."""
+    import httpx
+
+    from deerflow.knowledge import read_native
+    from deerflow.knowledge.providers import ragflow as ragflow_provider
+    from tests import test_providers_ragflow as synthetic
+
+    fake = synthetic.two_groups()
+    real = ragflow_provider.RAGFlowProvider
+
+    class Routed(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, transport=httpx.MockTransport(fake), **kwargs)
+
+    monkeypatch.setattr(ragflow_provider, "RAGFlowProvider", Routed)
+    entry = ToolConfig("knowledge_search", ragflow.FLAVOR.use, base_url=synthetic.BASE,
+                       api_key=synthetic.SECRET, datasets=[synthetic.DS_HR, synthetic.DS_ENG,
+                                                           synthetic.DS_LEGAL])  # fmt: skip
+    host(entry, tool_output=ToolOutput(tool_overrides={"knowledge_search": 400}))
+    message = _call(ragflow.knowledge_search_tool, "annual leave")
+    assert len(message.content) <= 400 and synthetic.SECRET not in message.content
+    assert message.content.startswith("[citation:1](#knowledge-")
+    snapshot = message.artifact["knowledge_sources"]
+    assert snapshot["version"] == 1 and snapshot["sources"]
+    native = read_native(message.content, message.artifact, tool_name="knowledge_search")
+    assert native.sources and not native.rejected
+    assert {b["question"] for b in fake.retrievals} == {"annual leave"}
