@@ -22,6 +22,8 @@ from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 from deerflow.knowledge.server import build_config, create_app
 from deerflow.knowledge.server.gateway import assistant_uuid
 from deerflow.knowledge.server.threadmeta import (
+    MAX_GRAPH_METADATA_CHARS,
+    graph_metadata,
     new_thread_metadata,
     run_metadata,
     started_thread_metadata,
@@ -187,3 +189,29 @@ def test_the_pure_rules() -> None:
         thread_with_state_time({"updated_at": "t", "state_updated_at": "s"})["state_updated_at"]
         == "s"
     )
+
+
+def test_graph_metadata_up_to_its_limit_and_not_past_it() -> None:
+    # {"assistant_id":"a","k":""} is 27 code points; the value adds its own.
+    def sized(n: int) -> dict[str, str]:
+        return {"assistant_id": "a", "k": "é" * (n - 27)}
+
+    at = graph_metadata(sized(MAX_GRAPH_METADATA_CHARS), thread_id="t", graph_id="g")
+    past = graph_metadata(sized(MAX_GRAPH_METADATA_CHARS + 1), thread_id="t", graph_id="g")
+    assert at["k"] == sized(MAX_GRAPH_METADATA_CHARS)["k"]
+    assert "k" not in past
+    for found in (at, past):
+        assert (found["assistant_id"], found["graph_id"], found["thread_id"]) == ("a", "g", "t")
+        assert found["run_attempt"] == 1
+
+
+def test_a_large_thread_metadata_is_not_copied_into_every_event(client: TestClient) -> None:
+    big = {"notes": "x" * 100_000}
+    thread_id = client.post("/api/threads", json={"metadata": big}).json()["thread_id"]
+    response = client.post(
+        f"/api/threads/{thread_id}/runs/stream",
+        json={"assistant_id": "agent", "input": QUESTION, "stream_mode": "messages-tuple"},
+    )
+    metadata = [data[1] for name, data in _events(response.text) if name == "messages"]
+    assert metadata and all("notes" not in m and m["thread_id"] == thread_id for m in metadata)
+    assert len(response.content) < 100_000 * 2

@@ -13,11 +13,13 @@ values; the routes and the run manager call them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
 __all__ = [
     "ASSISTANT_METADATA",
+    "MAX_GRAPH_METADATA_CHARS",
     "graph_metadata",
     "new_thread_metadata",
     "run_metadata",
@@ -26,6 +28,9 @@ __all__ = [
     "with_run_id",
 ]
 
+#: The most metadata (code points of its JSON) a run's graph gets: LangGraph copies it into every
+#: ``messages`` event, so a run of a few hundred tokens would multiply a large value by hundreds.
+MAX_GRAPH_METADATA_CHARS: Final = 4096
 #: The metadata of the gateway's one assistant (LangGraph Server's for a graph's default one).
 ASSISTANT_METADATA: Final = {"created_by": "system"}
 
@@ -74,17 +79,26 @@ def run_metadata(
     }
 
 
-def graph_metadata(metadata: Mapping[str, Any], *, thread_id: str, graph_id: str) -> dict[str, Any]:
+def graph_metadata(
+    metadata: Mapping[str, Any],
+    *,
+    thread_id: str,
+    graph_id: str,
+    max_chars: int = MAX_GRAPH_METADATA_CHARS,
+) -> dict[str, Any]:
     """The ``config["metadata"]`` a run's graph gets: the run's metadata and ids, which LangGraph
     passes on to every ``messages`` event and checkpoint of the run (``with_run_id`` adds the
-    run's id once it has one)."""
-    return {
-        **metadata,
+    run's id once it has one). Metadata longer than ``max_chars`` as JSON is left out (the ids
+    stay): it would be copied into every event of the run."""
+    ids = {
+        "assistant_id": metadata.get("assistant_id"),
         "graph_id": graph_id,
         "run_attempt": 1,
         "langgraph_version": _langgraph_version(),
         "thread_id": thread_id,
     }
+    encoded = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str)
+    return {**metadata, **ids} if len(encoded) <= max_chars else ids
 
 
 def with_run_id(config: Mapping[str, Any], run_id: str) -> dict[str, Any]:
