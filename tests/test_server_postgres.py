@@ -60,7 +60,12 @@ async def test_threads_state_history_runs_shared(
     ]
     assert "error" not in [p.event for p in streamed]
 
-    assert (await two.threads.get(tid))["metadata"] == {"owner": "pg-test"}
+    metadata = (await two.threads.get(tid))["metadata"]
+    assert metadata == {
+        "owner": "pg-test",
+        "graph_id": "agent",
+        "assistant_id": metadata["assistant_id"],
+    }
     assert tid in [t["thread_id"] for t in await two.threads.search(metadata={"owner": "pg-test"})]
     state = await two.threads.get_state(tid)
     assert state == await one.threads.get_state(tid)

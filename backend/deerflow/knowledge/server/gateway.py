@@ -34,9 +34,14 @@ GRAPH_ID: Final = "agent"
 MAX_INPUT_MESSAGES: Final = 200
 
 
+#: The UUID v5 namespace of LangGraph Server's default assistants (langgraph-api's, not a
+#: standard RFC 4122 one).
+_ASSISTANT_NAMESPACE: Final = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+
+
 def assistant_uuid(graph_id: str) -> str:
     """The assistant id LangGraph Server gives a graph's default assistant (UUID v5 of the id)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_DNS, graph_id))
+    return str(uuid.uuid5(_ASSISTANT_NAMESPACE, graph_id))
 
 
 @dataclass

@@ -35,6 +35,7 @@ from deerflow.knowledge.server.http import ApiError
 from deerflow.knowledge.server.pgruns import LostRun, PgRuns
 from deerflow.knowledge.server.records import ACTIVE_RUN_STATUSES, Records
 from deerflow.knowledge.server.streaming import EventTranslator, RunStream
+from deerflow.knowledge.server.threadmeta import with_run_id
 from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
 
 __all__ = [
@@ -143,6 +144,7 @@ class RunManager:
                 if s.thread_id == plan.thread_id and not s.done.is_set()
             ]
             run_id = str(uuid.uuid4())
+            plan.config = with_run_id(plan.config, run_id)
             self._starting.add(run_id)
             try:
                 record, stream, lost = await self._register(plan, local, run_id)
@@ -486,7 +488,9 @@ class RunManager:
             thread_status = "interrupted"
         if others_waiting:
             thread_status = "busy"
-        await self.records.touch_thread(plan.thread_id, status=thread_status)
+        await self.records.touch_thread(
+            plan.thread_id, status=thread_status, state_updated_at=iso_now()
+        )
 
     def _memo(self, plan: RunPlan) -> dict[Any, Any]:
         """The thread's message memo: its history is encoded once, not once per run."""

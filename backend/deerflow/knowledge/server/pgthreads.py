@@ -22,7 +22,9 @@ __all__ = ["THREADS_PREFIX", "PgThreadSearch"]
 
 #: The store prefix of the thread records (``Records``' namespace, joined as the store joins it).
 THREADS_PREFIX: Final = "deerflow_gateway.threads"
-_SORTABLE: Final = frozenset({"thread_id", "status", "created_at", "updated_at"})
+_SORTABLE: Final = frozenset(
+    {"thread_id", "status", "created_at", "updated_at", "state_updated_at"}
+)
 
 
 class PgThreadSearch:
@@ -51,7 +53,9 @@ class PgThreadSearch:
         query = (
             f"SELECT value FROM store WHERE {where} "
             # Code point order, as Python sorts (and whatever the database's collation).
-            f'ORDER BY value->>%(sort)s COLLATE "C" {direction}, key COLLATE "C" {direction} '
+            # A record older than ``state_updated_at`` sorts by its ``updated_at``, as it reads.
+            "ORDER BY coalesce(value->>%(sort)s, value->>'updated_at') "
+            f'COLLATE "C" {direction}, key COLLATE "C" {direction} '
             "LIMIT %(limit)s OFFSET %(offset)s"
         )
         async with self.pool.connection() as conn:

@@ -64,6 +64,7 @@ class Records:
                 "thread_id": thread_id,
                 "created_at": now,
                 "updated_at": now,
+                "state_updated_at": now,
                 "metadata": metadata,
                 "status": "idle",
             }

@@ -20,6 +20,7 @@ from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
 from deerflow.knowledge.server.gateway import (
+    GRAPH_ID,
     Gateway,
     gateway,
     parse_messages,
@@ -40,6 +41,12 @@ from deerflow.knowledge.server.streaming import (
     RunStream,
     sse_frame,
     sse_frames,
+)
+from deerflow.knowledge.server.threadmeta import (
+    graph_metadata,
+    new_thread_metadata,
+    run_metadata,
+    started_thread_metadata,
 )
 from deerflow.knowledge.server.threads import storable_values, subgraphs_refused
 from deerflow.knowledge.server.wire import WireEncoder, dumps
@@ -146,11 +153,20 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
     if unsupported:
         raise ApiError(422, f"{', '.join(unsupported)}: not supported by this gateway")
     assistant_id = gw.assistant_id(body.assistant_id)
+    request_metadata = strip(body.metadata).value
+    config_metadata = _config_metadata(body)
+    new_metadata = new_thread_metadata(
+        graph_id=GRAPH_ID,
+        assistant_id=assistant_id,
+        config_metadata=config_metadata,
+        request_metadata=request_metadata,
+    )
     stateless = thread_id is None
+    thread: dict[str, Any] | None = None
     thread_id = str(uuid.uuid4()) if thread_id is None else canonical_thread_id(thread_id)
     if not stateless and body.if_not_exists == "create":
         try:
-            await gw.thread(thread_id)
+            thread = await gw.thread(thread_id)
         except ApiError as exc:
             if exc.status_code != 404:
                 raise
@@ -158,9 +174,21 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
                 uuid.UUID(thread_id)
             except ValueError:
                 raise ApiError(422, "thread_id must be a UUID") from None
-            await gw.records.new_thread(thread_id, {})
+            thread = await gw.records.new_thread(thread_id, new_metadata)
     elif not stateless:
-        await gw.thread(thread_id)
+        thread = await gw.thread(thread_id)
+    # The merge is written once the request is known to be valid (below).
+    started = (
+        started_thread_metadata(
+            thread["metadata"],
+            status=thread["status"],
+            graph_id=GRAPH_ID,
+            assistant_id=assistant_id,
+        )
+        if thread is not None
+        else None
+    )
+    thread_metadata = started or (thread["metadata"] if thread is not None else new_metadata)
     durability = body.durability
     if durability is None and body.checkpoint_during is not None:
         durability = "async" if body.checkpoint_during else "exit"
@@ -172,24 +200,42 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
         modes=_modes(body.stream_mode),
         subgraphs=body.stream_subgraphs,
         resumable=body.stream_resumable,
-        metadata=strip(body.metadata).value,
+        metadata=run_metadata(
+            thread_metadata=thread_metadata,
+            config_metadata=config_metadata,
+            request_metadata=request_metadata,
+            assistant_id=assistant_id,
+        ),
         multitask_strategy=body.multitask_strategy,
         interrupt_before=_nodes(gw, body.interrupt_before, "interrupt_before"),
         interrupt_after=_nodes(gw, body.interrupt_after, "interrupt_after"),
         durability=durability,
         delete_thread_after=stateless and body.on_completion != "keep",
     )
+    plan.config["metadata"] = graph_metadata(plan.metadata, thread_id=thread_id, graph_id=GRAPH_ID)
+    if started is not None:
+        await gw.records.touch_thread(thread_id, metadata=started)
     if stateless:
-        await gw.records.new_thread(thread_id, {})
+        await gw.records.new_thread(thread_id, new_metadata)
     return plan, body
 
 
-def _run_headers(record: dict[str, Any], *, resumable: bool) -> dict[str, str]:
-    # Relative to the API root, as the SDKs resolve them against their ``apiUrl``.
+def _config_metadata(body: RunCreate) -> dict[str, Any]:
+    metadata = (body.config or {}).get("metadata")
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise ApiError(422, "config.metadata must be an object")
+    return dict(strip(metadata).value)
+
+
+def _run_headers(record: dict[str, Any], *, location: str | None) -> dict[str, str]:
+    """``Content-Location`` (the run) and ``Location`` (``location``: its ``stream`` or ``join``),
+    as LangGraph Server sends them, relative to the API root as the SDKs resolve them."""
     base = f"/threads/{record['thread_id']}/runs/{record['run_id']}"
     headers = {"Content-Location": base}
-    if resumable:
-        headers["Location"] = base + "/stream"
+    if location is not None:
+        headers["Location"] = f"{base}/{location}"
     return headers
 
 
@@ -222,7 +268,8 @@ async def _stream(gw: Gateway, request: Request, thread_id: str | None) -> Strea
         gw,
         stream,
         cancel_on_disconnect=body.on_disconnect == "cancel",
-        headers=_run_headers(record, resumable=plan.resumable),
+        # LangGraph Server names the join stream of every streamed run, resumable or not.
+        headers=_run_headers(record, location="stream"),
     )
 
 
@@ -259,7 +306,7 @@ async def _wait(gw: Gateway, request: Request, thread_id: str | None) -> Respons
     return Response(
         values,
         media_type="application/json",
-        headers=_run_headers(record, resumable=False),
+        headers=_run_headers(record, location="join"),
     )
 
 
@@ -296,7 +343,7 @@ async def create_run(
     return Response(
         dumps(_wire_run(record)),
         media_type="application/json",
-        headers=_run_headers(record, resumable=plan.resumable),
+        headers=_run_headers(record, location="stream" if plan.resumable else None),
     )
 
 
@@ -372,11 +419,12 @@ async def cancel_run(
         if wait:
             async for _ in shared.follow(run_id, modes=()):
                 pass
-        return Response(status_code=204)
+        return Response(status_code=204 if wait else 202)
     gw.runs.cancel(run_id)
     if wait:
         await stream.done.wait()
-    return Response(status_code=204)
+    # LangGraph Server: 202, the cancellation is under way.
+    return Response(status_code=204 if wait else 202)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
@@ -400,7 +448,11 @@ async def join_run(thread_id: ThreadId, run_id: str, gw: Gateway = Depends(gatew
         else:
             snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
             values = WireEncoder().values(snapshot.values or {})
-    return Response(values, media_type="application/json")
+    return Response(
+        values,
+        media_type="application/json",
+        headers=_run_headers({"thread_id": thread_id, "run_id": run_id}, location="join"),
+    )
 
 
 async def _await_remote(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
@@ -427,15 +479,27 @@ async def join_stream(
     modes = _modes(requested) if requested else None
     after = last_event_id(request.headers.get("last-event-id"))
     stream = gw.runs.stream(run_id)
+    headers = _run_headers(record, location="stream")
     if stream is not None:
-        return _sse(gw, stream, after=after, modes=modes, cancel_on_disconnect=cancel_on_disconnect)
+        return _sse(
+            gw,
+            stream,
+            after=after,
+            modes=modes,
+            cancel_on_disconnect=cancel_on_disconnect,
+            headers=headers,
+        )
     shared = gw.runs.shared
     found = await shared.run(run_id) if shared is not None else None
     if shared is not None and found is not None:
         frames = shared.frames(found, after=after, modes=modes, cancel=cancel_on_disconnect)
-        return StreamingResponse(frames, media_type="text/event-stream", headers=_SSE_HEADERS)
+        return StreamingResponse(
+            frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+        )
     return StreamingResponse(
-        _remote_frames(gw, record), media_type="text/event-stream", headers=_SSE_HEADERS
+        _remote_frames(gw, record),
+        media_type="text/event-stream",
+        headers={**_SSE_HEADERS, **headers},
     )
 
 

@@ -29,7 +29,14 @@ from deerflow.knowledge.server.schemas import (
     metadata_bytes,
     nul_free_nodes,
 )
-from deerflow.knowledge.server.wire import WireEncoder, checkpoint_of, dumps, state_to_wire
+from deerflow.knowledge.server.threadmeta import thread_with_state_time
+from deerflow.knowledge.server.wire import (
+    WireEncoder,
+    checkpoint_of,
+    dumps,
+    iso_now,
+    state_to_wire,
+)
 
 __all__ = ["router"]
 
@@ -75,7 +82,7 @@ async def _thread_wire(gw: Gateway, record: dict[str, Any], encoder: WireEncoder
     for task in snapshot.tasks:
         if task.interrupts:
             interrupts[task.id] = list(task.interrupts)
-    rest = {**record, "interrupts": interrupts, "config": {}}
+    rest = {**thread_with_state_time(record), "interrupts": interrupts, "config": {}}
     return dumps(rest)[:-1] + b',"values":' + values + b"}"
 
 
@@ -179,7 +186,7 @@ async def _search(gw: Gateway, body: ThreadSearch) -> list[dict[str, Any]]:
     found = [r for r in await gw.records.threads() if _matches(r, body)]
     key = body.sort_by or "updated_at"
     found.sort(
-        key=lambda r: (str(r.get(key, "")), r["thread_id"]),
+        key=lambda r: (str(thread_with_state_time(r).get(key, "")), r["thread_id"]),
         reverse=(body.sort_order or "desc") == "desc",
     )
     return found[body.offset : body.offset + body.limit]
@@ -262,7 +269,7 @@ async def update_state(
         )
     except InvalidUpdateError as exc:
         raise ApiError(422, f"invalid state update: {exc}") from None
-    await gw.records.touch_thread(thread_id)
+    await gw.records.touch_thread(thread_id, state_updated_at=iso_now())
     return _json(
         dumps({"checkpoint": checkpoint_of(config, thread_id), "reserved_keys_removed": removed})
     )
