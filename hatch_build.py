@@ -1,15 +1,25 @@
-"""Hatch build hook: every sdist and wheel carries the built chat page, or the build fails.
+"""Hatch build hook: sdists and wheels carry the built chat page whenever it can be built.
 
 The page (frontend/demo, built by ``npm run build:demo`` into the package's git-ignored static
-folder) is what ``deerflow-knowledge serve`` answers at ``/``. In a checkout with ``node_modules``
-the hook rebuilds it, so a stale page is never shipped; in an unpacked sdist (no
-``node_modules``) it uses the page the sdist carries. A build with neither stops with what to do,
-rather than producing a wheel whose ``serve`` has no page. Editable installs (``uv sync``) are
-left alone: they read the checkout, built or not.
+folder) is what ``deerflow-knowledge serve`` answers at ``/``. In order:
+
+1. a checkout with ``node_modules``: the page is rebuilt, so a stale page is never shipped;
+2. an unpacked sdist (the page already built, no ``node_modules``): the page it carries is used;
+3. a source tree without either (a ``git clone``, ``pip install git+…``) and npm on ``PATH``:
+   ``npm ci`` then the build, as front-end-carrying Python packages do;
+4. no npm at all: the package is built without the page and says so. The library, the tools,
+   the CLI and the gateway's API are complete without it (``serve`` then prints that only the
+   API is served), so a Python-only machine — DeerFlow's Docker builder, say — can still install
+   it. Setting ``DEERFLOW_KNOWLEDGE_REQUIRE_PAGE=1`` turns this case into an error, for release
+   builds.
+
+A failing npm step is an error in every case: a broken page is never shipped silently. Editable
+installs (``uv sync``) are left alone: they read the checkout, built or not.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,6 +28,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 STATIC = "backend/deerflow/knowledge/server/static"
+REQUIRE_PAGE_ENV = "DEERFLOW_KNOWLEDGE_REQUIRE_PAGE"
 
 
 class ChatPageHook(BuildHookInterface):  # type: ignore[type-arg]
@@ -28,17 +39,35 @@ class ChatPageHook(BuildHookInterface):  # type: ignore[type-arg]
             return
         root = Path(self.root)
         page = root / STATIC / "index.html"
-        if (root / "node_modules").is_dir() and (root / "package.json").is_file():
-            npm = shutil.which("npm")
+        has_frontend = (root / "package.json").is_file() and (root / "frontend").is_dir()
+        npm = shutil.which("npm")
+        if (root / "node_modules").is_dir() and has_frontend:
             if npm is None:
                 raise RuntimeError("building the chat page needs npm (Node >= 20.19) on PATH")
-            self.app.display_info("building the chat page: npm run build:demo")
-            result = subprocess.run([npm, "run", "build:demo"], cwd=root, check=False)
-            if result.returncode != 0 or not page.is_file():
-                raise RuntimeError(f"`npm run build:demo` failed (exit {result.returncode})")
-        elif not page.is_file():
+            self._npm(npm, ["run", "build:demo"], root)
+        elif page.is_file():
+            pass  # an unpacked sdist: its page was built when the sdist was made
+        elif has_frontend and npm is not None:
+            self.app.display_info("the chat page is not built: installing its npm dependencies")
+            self._npm(npm, ["ci", "--no-audit", "--no-fund"], root)
+            self._npm(npm, ["run", "build:demo"], root)
+        elif os.environ.get(REQUIRE_PAGE_ENV, "") not in ("", "0"):
             raise RuntimeError(
-                "the chat page is not built and cannot be built here: run `npm ci` "
-                "(Node >= 20.19) in the repository, then build again"
+                "the chat page is not built and npm is not on PATH: install Node >= 20.19 "
+                f"and build again ({REQUIRE_PAGE_ENV} is set)"
             )
+        else:
+            self.app.display_warning(
+                "npm is not on PATH: building without the chat page (the library, the CLI and "
+                "the gateway's API are complete; `serve` will serve the API only)"
+            )
+            return
+        if not page.is_file():
+            raise RuntimeError("`npm run build:demo` did not write the chat page")
         build_data["artifacts"].append(f"{STATIC}/**")
+
+    def _npm(self, npm: str, arguments: list[str], root: Path) -> None:
+        self.app.display_info(f"npm {' '.join(arguments)}")
+        result = subprocess.run([npm, *arguments], cwd=root, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"`npm {' '.join(arguments)}` failed (exit {result.returncode})")

@@ -151,3 +151,33 @@ class _serving:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+
+
+def test_the_package_imports_beside_a_regular_deerflow_package(installed: Installed) -> None:
+    """DeerFlow installs its harness editable: a ``.pth`` path entry to a folder whose
+    ``deerflow/__init__.py`` makes ``deerflow`` a regular package. The wheel's start-up finder
+    still finds ``deerflow.knowledge`` (and its command), and DeerFlow's own subpackages stay
+    DeerFlow's."""
+    venv = installed.cli.parent.parent
+    (site,) = venv.glob("lib/python*/site-packages")
+    assert (site / "deerflow_knowledge_finder.pth").is_file()
+    harness = installed.home.parent / "harness"
+    (harness / "deerflow" / "config").mkdir(parents=True)
+    (harness / "deerflow" / "__init__.py").write_text("")
+    (harness / "deerflow" / "config" / "__init__.py").write_text("HARNESS = True\n")
+    (site / "_deerflow_harness.pth").write_text(f"{harness}\n")
+    try:
+        probe = (
+            "import deerflow, deerflow.config, deerflow.knowledge\n"
+            "from deerflow.knowledge.integrations.deerflow.local import knowledge_search_tool\n"
+            "print(deerflow.__file__, deerflow.config.HARNESS, knowledge_search_tool.name)\n"
+        )
+        out = _ok([venv / "bin" / "python", "-c", probe], cwd=installed.home)
+        assert out.split() == [
+            str(harness / "deerflow" / "__init__.py"),
+            "True",
+            "knowledge_search",
+        ]
+        assert "Usage" in _ok([installed.cli, "--help"], cwd=installed.home)
+    finally:
+        (site / "_deerflow_harness.pth").unlink()
