@@ -16,6 +16,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import re
 import tarfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +31,7 @@ CACHE_ROOT = Path(
     os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
 ) / "deerflow-knowledge" / "deerflow-venv"
 SYNC_TIMEOUT_SECONDS = 1800
+MISSING_FROM_INDEX = re.compile(r"Because ([A-Za-z0-9._-]+) was not found in the package registry")
 # Variables a `uv run pytest` session sets for this project that must not leak into commands
 # run for DeerFlow's own project.
 _PROJECT_ENV = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "UV_PROJECT", "PYTHONPATH", "UV_RUN_RECURSION_DEPTH")
@@ -132,6 +134,12 @@ def deerflow_checkout(tarball: Path, python: str, log: Path) -> Iterator[Path]:
         if not (venv / "bin" / "python").exists():
             raise RuntimeError(f"uv sync --locked left no venv at {venv}")
         yield root
+
+
+def missing_from_index(output: str) -> str | None:
+    """The package uv says the index lacks, from a failed resolution's output."""
+    found = MISSING_FROM_INDEX.search(output)
+    return found.group(1) if found else None
 
 
 def _remove(path: Path) -> None:
