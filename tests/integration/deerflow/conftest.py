@@ -60,7 +60,11 @@ def snapshot_tarball() -> Path:
     found = deerflow_env.snapshot()
     if found is None:
         value = os.environ.get(deerflow_env.SNAPSHOT_ENV)
-        reason = deerflow_env.SKIP_HINT if not value else f"{deerflow_env.SNAPSHOT_ENV}={value} is not a file; {deerflow_env.SKIP_HINT}"
+        reason = (
+            deerflow_env.SKIP_HINT
+            if not value
+            else f"{deerflow_env.SNAPSHOT_ENV}={value} is not a file; {deerflow_env.SKIP_HINT}"
+        )
         pytest.skip(reason)
     return found
 
@@ -165,12 +169,26 @@ def installed(
     route that DeerFlow's own `uv sync --locked` keeps (it records the package in DeerFlow's
     pyproject `extensions` group and uv.lock, and enables it in config.yaml's `plugins:`)."""
     backend = deerflow_root / "backend"
-    command = [deerflow_env.uv_binary(), "run", "--locked", "deerflow", "extensions", "install", str(package_source), "--yes"]
+    command = [
+        deerflow_env.uv_binary(),
+        "run",
+        "--locked",
+        "deerflow",
+        "extensions",
+        "install",
+        str(package_source),
+        "--yes",
+    ]
     gaps = GapIndex(backend / "uv.lock")
     request.addfinalizer(gaps.close)
     for _attempt in range(MAX_INDEX_GAPS + 1):
         completed = subprocess.run(
-            command, cwd=backend, env=deerflow_env_vars, capture_output=True, text=True, timeout=deerflow_env.SYNC_TIMEOUT_SECONDS
+            command,
+            cwd=backend,
+            env=deerflow_env_vars,
+            capture_output=True,
+            text=True,
+            timeout=deerflow_env.SYNC_TIMEOUT_SECONDS,
         )
         output = completed.stdout + completed.stderr
         with (work / "install.log").open("a") as log:
@@ -190,7 +208,11 @@ def installed(
 
 @pytest.fixture(scope="session")
 def built_index(
-    installed: object, deerflow_root: Path, knowledge_index: Path, work: Path, deerflow_env_vars: dict[str, str]
+    installed: object,
+    deerflow_root: Path,
+    knowledge_index: Path,
+    work: Path,
+    deerflow_env_vars: dict[str, str],
 ) -> Path:
     command = deerflow_root / "backend" / ".venv" / "bin" / "deerflow-knowledge"
     deerflow_env.run(

@@ -61,9 +61,16 @@ class DeerFlowConfig:
             "tools": [
                 tool,
                 {"name": "ls", "group": "file:read", "use": "deerflow.sandbox.tools:ls_tool"},
-                {"name": "read_file", "group": "file:read", "use": "deerflow.sandbox.tools:read_file_tool"},
+                {
+                    "name": "read_file",
+                    "group": "file:read",
+                    "use": "deerflow.sandbox.tools:read_file_tool",
+                },
             ],
-            "sandbox": {"use": "deerflow.sandbox.local:LocalSandboxProvider", "allow_host_bash": False},
+            "sandbox": {
+                "use": "deerflow.sandbox.local:LocalSandboxProvider",
+                "allow_host_bash": False,
+            },
             "title": {"enabled": False},
             "suggestions": {"enabled": False},
             "summarization": {"enabled": False},

@@ -14,9 +14,9 @@ import fcntl
 import glob
 import hashlib
 import os
+import re
 import shutil
 import subprocess
-import re
 import tarfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,14 +27,22 @@ SKIP_HINT = (
     f"set {SNAPSHOT_ENV} to DeerFlow's backend snapshot tarball "
     "(e.g. deer-flow-f1f4af99-backend.tar.gz) to run the DeerFlow integration suite"
 )
-CACHE_ROOT = Path(
-    os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-) / "deerflow-knowledge" / "deerflow-venv"
+CACHE_ROOT = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "deerflow-knowledge"
+    / "deerflow-venv"
+)
 SYNC_TIMEOUT_SECONDS = 1800
 MISSING_FROM_INDEX = re.compile(r"Because ([A-Za-z0-9._-]+) was not found in the package registry")
 # Variables a `uv run pytest` session sets for this project that must not leak into commands
 # run for DeerFlow's own project.
-_PROJECT_ENV = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "UV_PROJECT", "PYTHONPATH", "UV_RUN_RECURSION_DEPTH")
+_PROJECT_ENV = (
+    "VIRTUAL_ENV",
+    "UV_PROJECT_ENVIRONMENT",
+    "UV_PROJECT",
+    "PYTHONPATH",
+    "UV_RUN_RECURSION_DEPTH",
+)
 
 
 def snapshot() -> Path | None:
@@ -60,7 +68,9 @@ def python312() -> str | None:
     if found is None:
         return None
     # A pyenv shim answers even when no 3.12 is installed; ask it.
-    probe = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+    probe = subprocess.run(
+        [found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True
+    )
     return probe.stdout.strip() or None if probe.returncode == 0 else None
 
 
@@ -94,12 +104,20 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def run(command: list[str], cwd: Path, env: dict[str, str], log: Path, timeout: float = SYNC_TIMEOUT_SECONDS) -> None:
+def run(
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    log: Path,
+    timeout: float = SYNC_TIMEOUT_SECONDS,
+) -> None:
     """Run ``command``, appending its output to ``log``; raise with the log's tail on failure."""
     with log.open("ab") as stream:
         stream.write(f"\n$ {' '.join(command)}  (in {cwd})\n".encode())
         stream.flush()
-        completed = subprocess.run(command, cwd=cwd, env=env, stdout=stream, stderr=subprocess.STDOUT, timeout=timeout)
+        completed = subprocess.run(
+            command, cwd=cwd, env=env, stdout=stream, stderr=subprocess.STDOUT, timeout=timeout
+        )
     if completed.returncode != 0:
         tail = log.read_text(errors="replace")[-4000:]
         raise RuntimeError(f"{' '.join(command)} failed ({completed.returncode}) in {cwd}:\n{tail}")

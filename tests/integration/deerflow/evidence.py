@@ -36,7 +36,12 @@ def tool_messages(value: Any) -> list[Mapping[str, Any]]:
     found = []
     for item in walk(value):
         if _is_tool_message(item) and item.get("name") == TOOL_NAME:
-            key = (item.get("id"), item.get("tool_call_id"), str(item.get("content"))[:200], str(item.get("artifact"))[:200])
+            key = (
+                item.get("id"),
+                item.get("tool_call_id"),
+                str(item.get("content"))[:200],
+                str(item.get("artifact"))[:200],
+            )
             if key not in seen:
                 seen.add(key)
                 found.append(item)

@@ -31,7 +31,7 @@ class GapIndex:
         index = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def do_GET(self) -> None:
@@ -63,10 +63,15 @@ class GapIndex:
         for package in self._packages:
             if _normalise(package.get("name", "")) != _normalise(name):
                 continue
-            for item in [*package.get("wheels", []), *([package["sdist"]] if "sdist" in package else [])]:
+            for item in [
+                *package.get("wheels", []),
+                *([package["sdist"]] if "sdist" in package else []),
+            ]:
                 url, digest = item["url"], item["hash"].replace(":", "=", 1)
                 filename = url.rsplit("/", 1)[-1]
-                links.append(f'<a href="{html.escape(url)}#{digest}">{html.escape(filename)}</a><br>')
+                links.append(
+                    f'<a href="{html.escape(url)}#{digest}">{html.escape(filename)}</a><br>'
+                )
         return "<!DOCTYPE html><html><body>" + "".join(links) + "</body></html>"
 
     def close(self) -> None:

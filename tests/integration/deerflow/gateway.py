@@ -8,6 +8,7 @@ explicitly (to measure DeerFlow alone). Started as DeerFlow's Makefile does (``P
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -151,14 +152,14 @@ def start_gateway(root: Path, env: dict[str, str], work: Path) -> Iterator[Gatew
             except (OSError, GatewayError, ValueError):
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"DeerFlow's gateway ({app}) did not start:\n{log.read_text(errors='replace')[-6000:]}")
+                raise RuntimeError(
+                    f"DeerFlow's gateway ({app}) did not start:\n{log.read_text(errors='replace')[-6000:]}"
+                )
             time.sleep(0.25)
         yield gateway
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:

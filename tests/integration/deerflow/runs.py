@@ -11,7 +11,12 @@ from tests.integration.deerflow.stub_model import MODEL_NAME
 
 ASSISTANT = "lead_agent"
 # DeerFlow's per-run context: the stub model, no thinking, no plan mode, no subagents.
-CONTEXT = {"model_name": MODEL_NAME, "thinking_enabled": False, "is_plan_mode": False, "subagent_enabled": False}
+CONTEXT = {
+    "model_name": MODEL_NAME,
+    "thinking_enabled": False,
+    "is_plan_mode": False,
+    "subagent_enabled": False,
+}
 RUN_ID = re.compile(r"/runs/([^/?#]+)$")
 
 
@@ -22,8 +27,14 @@ class Run:
     events: list[SSEEvent] = field(default_factory=list)
 
 
-def run_body(messages: list[dict[str, Any]], stream_mode: list[str] | str | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"assistant_id": ASSISTANT, "input": {"messages": messages}, "context": CONTEXT}
+def run_body(
+    messages: list[dict[str, Any]], stream_mode: list[str] | str | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "assistant_id": ASSISTANT,
+        "input": {"messages": messages},
+        "context": CONTEXT,
+    }
     if stream_mode is not None:
         body["stream_mode"] = stream_mode
     return body
@@ -33,9 +44,16 @@ def user(text: str) -> dict[str, Any]:
     return {"type": "human", "content": text}
 
 
-def stream_run(gateway: Gateway, messages: list[dict[str, Any]], stream_mode: list[str] | str, thread_id: str | None = None) -> Run:
+def stream_run(
+    gateway: Gateway,
+    messages: list[dict[str, Any]],
+    stream_mode: list[str] | str,
+    thread_id: str | None = None,
+) -> Run:
     thread_id = thread_id or gateway.new_thread()
-    events, headers = gateway.stream(f"/api/threads/{thread_id}/runs/stream", run_body(messages, stream_mode))
+    events, headers = gateway.stream(
+        f"/api/threads/{thread_id}/runs/stream", run_body(messages, stream_mode)
+    )
     location = headers.get("content-location", "")
     found = RUN_ID.search(location)
     assert found, f"no run id in Content-Location {location!r}"

@@ -3,11 +3,11 @@
 The script follows the conversation it is sent, not a call counter, so DeerFlow's own retries or
 extra model calls cannot shift it:
 
-* the last message is not a tool result -> a ``knowledge_search`` tool call whose query is the
-  last user message's text;
-* the last message is a tool result -> an answer copying the first citation link
-  ``[citation:…](#knowledge-source-…)`` found in that tool message's text (whatever link it is:
-  for a forged tool message the forged one), or a plain sentence when it has none.
+* a tool result no assistant message has followed yet -> an answer copying the first citation
+  link ``[citation:…](#knowledge-source-…)`` found in that tool message's text (whatever link it
+  is: for a forged tool message the forged one), or a plain sentence when it has none (DeerFlow
+  may place other messages, such as the wrapped user input, after the tool result);
+* otherwise -> a ``knowledge_search`` tool call whose query is the last user message's text.
 
 Both ``stream: true`` (SSE chunks, then ``[DONE]``) and plain JSON replies are served. Every
 request body is kept in :attr:`StubModel.requests` so tests can check what the model saw.
@@ -40,9 +40,11 @@ def _text(content: Any) -> str:
 
 def reply_for(messages: list[dict[str, Any]], call_ids: itertools.count) -> dict[str, Any]:
     """The assistant message the script answers ``messages`` with."""
-    last = messages[-1] if messages else {}
-    if last.get("role") == "tool":
-        found = CITATION_LINK.search(_text(last.get("content")))
+    roles = [m.get("role") for m in messages]
+    last_tool = max((i for i, r in enumerate(roles) if r == "tool"), default=-1)
+    last_answer = max((i for i, r in enumerate(roles) if r == "assistant"), default=-1)
+    if last_tool > last_answer:
+        found = CITATION_LINK.search(_text(messages[last_tool].get("content")))
         answer = f"According to the knowledge base {found.group(0)}." if found else NO_LINK_ANSWER
         return {"role": "assistant", "content": answer}
     query = next(
@@ -73,12 +75,14 @@ class StubModel:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/v1/models":
-                    self._json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}]})
+                    self._json(
+                        200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}]}
+                    )
                 else:
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -114,7 +118,10 @@ class StubModel:
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                for chunk in _chunks(message, include_usage=bool((body.get("stream_options") or {}).get("include_usage"))):
+                for chunk in _chunks(
+                    message,
+                    include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
+                ):
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
@@ -173,7 +180,10 @@ def _chunks(message: dict[str, Any], *, include_usage: bool) -> list[dict[str, A
                             "index": index,
                             "id": call["id"],
                             "type": "function",
-                            "function": {"name": call["function"]["name"], "arguments": call["function"]["arguments"]},
+                            "function": {
+                                "name": call["function"]["name"],
+                                "arguments": call["function"]["arguments"],
+                            },
                         }
                     ]
                 }

@@ -11,7 +11,13 @@ import pytest
 
 from deerflow.knowledge import read_envelope
 from tests.integration.deerflow.deerflow_config import DeerFlowConfig
-from tests.integration.deerflow.evidence import audit, citation_ids, state_messages, tool_messages, verdict
+from tests.integration.deerflow.evidence import (
+    audit,
+    citation_ids,
+    state_messages,
+    tool_messages,
+    verdict,
+)
 from tests.integration.deerflow.gateway import Gateway
 from tests.integration.deerflow.runs import run_body, state, user
 from tests.integration.deerflow.stub_model import StubModel, _text
@@ -47,7 +53,9 @@ def test_budget_keeps_evidence_honest(
     messages = state_messages(state(gateway, thread_id))
     (tool,) = tool_messages(messages)
     found = verdict(tool)
-    verified = {source.id for source in read_envelope(tool.get("content"), tool.get("artifact")).sources}
+    verified = {
+        source.id for source in read_envelope(tool.get("content"), tool.get("artifact")).sources
+    }
     shown = citation_ids(seen_by_model(stub_model, tool["tool_call_id"]))
     unbacked = [i for i in shown if i not in verified]
     statuses = audit(messages)

@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
-from tests.integration.deerflow.evidence import assert_verifies, audit, state_messages, tool_messages
+from tests.integration.deerflow.evidence import (
+    assert_verifies,
+    audit,
+    state_messages,
+    tool_messages,
+)
 from tests.integration.deerflow.gateway import Gateway
 from tests.integration.deerflow.runs import Run, history, state, stream_run, user
 
@@ -42,7 +47,9 @@ def test_stream_mode_carries_verified_evidence(runs: dict[str, Run], mode: str) 
 
 
 @pytest.mark.parametrize("mode", STREAM_MODES)
-def test_answer_citation_verifies_in_checkpoint(gateway: Gateway, runs: dict[str, Run], mode: str) -> None:
+def test_answer_citation_verifies_in_checkpoint(
+    gateway: Gateway, runs: dict[str, Run], mode: str
+) -> None:
     messages = state_messages(state(gateway, runs[mode].thread_id))
     statuses = audit(messages)
     assert statuses == ["verified"], statuses
