@@ -7,7 +7,8 @@ extra model calls cannot shift it:
   link ``[citation:…](#knowledge-source-…)`` found in that tool message's text (whatever link it
   is: for a forged tool message the forged one), or a plain sentence when it has none (DeerFlow
   may place other messages, such as the wrapped user input, after the tool result);
-* otherwise -> a ``knowledge_search`` tool call whose query is the last user message's text.
+* otherwise -> a ``knowledge_search`` tool call whose query is the last user message's text, or,
+  when that text says ``please run ls /mnt/…``, a call of DeerFlow's own ``ls`` tool.
 
 Both ``stream: true`` (SSE chunks, then ``[DONE]``) and plain JSON replies are served. Every
 request body is kept in :attr:`StubModel.requests` so tests can check what the model saw.
@@ -25,6 +26,7 @@ from typing import Any
 
 MODEL_NAME = "stub-model"
 CITATION_LINK = re.compile(r"\[citation:[^\]\n]*\]\(#knowledge-source-[^)\s]+\)")
+LS_REQUEST = re.compile(r"please run ls (/mnt/\S+)")
 NO_LINK_ANSWER = "The knowledge base returned nothing citable."
 
 
@@ -50,6 +52,11 @@ def reply_for(messages: list[dict[str, Any]], call_ids: itertools.count) -> dict
     query = next(
         (_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "?"
     )
+    listed = LS_REQUEST.search(query)
+    if listed:  # one of DeerFlow's own tools, to check it keeps DeerFlow's behaviour
+        name, arguments = "ls", {"description": "list the folder", "path": listed.group(1)}
+    else:
+        name, arguments = "knowledge_search", {"query": query}
     return {
         "role": "assistant",
         "content": "",
@@ -57,7 +64,7 @@ def reply_for(messages: list[dict[str, Any]], call_ids: itertools.count) -> dict
             {
                 "id": f"call_stub_{next(call_ids)}",
                 "type": "function",
-                "function": {"name": "knowledge_search", "arguments": json.dumps({"query": query})},
+                "function": {"name": name, "arguments": json.dumps(arguments)},
             }
         ],
     }

@@ -5,6 +5,7 @@ config.yaml when it changes."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,3 +74,39 @@ def test_budget_keeps_evidence_honest(
     assert not unbacked, summary
     assert set(statuses) <= {"verified"}, summary
     assert event_rejected == 0, summary
+
+
+LISTED_FILES = 120
+
+
+@pytest.mark.parametrize("kind", ["tool_overrides", "fallback_max_chars"])
+def test_deerflow_tools_keep_deerflow_budget(
+    gateway: Gateway, reset_config: DeerFlowConfig, kind: str
+) -> None:
+    """DeerFlow's own ``ls`` under the same settings: a knowledge_search override leaves it
+    whole, a global fallback cuts it as DeerFlow does."""
+    chars = 1000
+    reset_config.tool_output = setting(kind, chars)
+    reset_config.write()
+    thread_id = gateway.new_thread()
+    gateway.post(f"/api/threads/{thread_id}/runs/wait", run_body([user(QUERY)]))
+    workspace = Path(state(gateway, thread_id)["values"]["thread_data"]["workspace_path"])
+    workspace.mkdir(parents=True, exist_ok=True)  # DeerFlow creates it lazily
+    for n in range(LISTED_FILES):
+        (workspace / f"tide-ledger-page-{n:04d}-of-the-velmont-harbour.txt").write_text("x")
+    ask = user("please run ls /mnt/user-data/workspace")
+    gateway.post(f"/api/threads/{thread_id}/runs/wait", run_body([ask]))
+    listings = [
+        m
+        for m in state_messages(state(gateway, thread_id))
+        if m.get("type") == "tool" and m.get("name") == "ls"
+    ]
+    assert len(listings) == 1, listings
+    content = _text(listings[0].get("content"))
+    names = content.count("tide-ledger-page-")
+    if kind == "tool_overrides":
+        assert names == LISTED_FILES, f"ls lost entries under a knowledge_search override ({names})"
+    else:
+        assert names < LISTED_FILES and len(content) <= chars + 500, (
+            f"DeerFlow's fallback did not cut ls: {len(content)} chars, {names} entries"
+        )
