@@ -13,11 +13,11 @@ INDEX ?= .deerflow-knowledge/index.sqlite
 CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: help bootstrap python-deps node-deps system-deps page lint typecheck pytest browser-test \
-	live-check vitest test demo bench vectors
+	live-check vitest test demo demo-port bench vectors
 
 help:
 	@echo "make demo    - install everything, build the chat page, index the bundled corpus and"
-	@echo "               serve the demo on http://$(HOST):$(PORT)"
+	@echo "               serve the demo on http://$(HOST):$(PORT) (another port: make demo PORT=8001)"
 	@echo "make test    - install everything needed and run every test (what CI runs)"
 	@echo "make bench   - run the benchmarks (each prints a ratio measured in one run, last)"
 	@echo "make vectors - regenerate contracts/vectors/ from scripts/"
@@ -25,8 +25,10 @@ help:
 python-deps:
 	$(UV) sync --locked
 
+# npm ci prints nothing while it works (about half a minute on a fresh machine): say so first.
 node-deps:
 	@if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+		echo "installing the locked npm packages (npm ci; about 30 s on a fresh machine)..."; \
 		npm ci --no-audit --no-fund; fi
 
 bootstrap: python-deps node-deps
@@ -69,7 +71,13 @@ vitest: node-deps
 
 test: bootstrap lint typecheck pytest live-check vitest
 
-demo: bootstrap page
+# The port is checked before the set-up, and a busy one is named with the make variable to change
+# (make users cannot pass serve's --port).
+demo-port:
+	@python3 -c 'import socket, sys; h, p = sys.argv[1], int(sys.argv[2]); s = socket.socket(socket.AF_INET6 if ":" in h else socket.AF_INET); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((h, p)); s.close()' '$(HOST)' '$(PORT)' 2>/dev/null || \
+		{ echo "make demo: port $(PORT) on $(HOST) is in use; stop the other server or pick another port: make demo PORT=$$(( $(PORT) + 1 ))" >&2; exit 2; }
+
+demo: demo-port bootstrap page
 	$(UV) run deerflow-knowledge index --index $(INDEX)
 	$(UV) run deerflow-knowledge serve --provider local --index $(INDEX) --host $(HOST) --port $(PORT)
 

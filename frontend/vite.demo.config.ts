@@ -18,5 +18,18 @@ export default defineConfig({
     emptyOutDir: true,
     target: "es2022",
     sourcemap: false,
+    rolldownOptions: {
+      output: {
+        // One chunk per library family, each under Vite's 500 kB warning: React, LangChain's
+        // client (it brings @langchain/core and langsmith along) and the Markdown renderer.
+        codeSplitting: {
+          groups: [
+            { name: "react", test: /node_modules[\\/](react|react-dom|scheduler)[\\/]/ },
+            { name: "langchain", test: /node_modules[\\/](@langchain|langsmith)[\\/]/ },
+            { name: "vendor", test: /node_modules[\\/]/ },
+          ],
+        },
+      },
+    },
   },
 });

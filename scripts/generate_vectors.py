@@ -1712,6 +1712,42 @@ def commonmark_cases(add: Any, c: Any, h1: str, h2: str) -> None:
         relabeled=f"\\[a\\]({d1}) <https://deer.example/[x]> [ref] ![i [c]](j)\n\n[ref]: /u",
     )
 
+    # Past MAX_NESTING_DEPTH (32) block-quote and list markers on a line are text, as the
+    # renderer parses it (its guard escapes them): what follows is a paragraph, whatever it would
+    # be deeper down, so a link there is a chip and a citation alike.
+    md = ">" * 32 + f"     {s1}"
+    add(
+        "nesting-at-limit-indented-code",
+        "32 nested quotes: the indented line is code, no citation",
+        md,
+        [],
+    )
+    md = ">" * 33 + f"     {s1}"
+    add(
+        "nesting-past-limit-indented-code",
+        "33 nested quotes: the 33rd marker is text, so the indented line is a paragraph and its "
+        "link a citation",
+        md,
+        [shared(s1, "Guide", "citation:Guide")],
+        keep_ids=[],
+        relabeled=">" * 33 + "     Guide",
+    )
+    md = "\n".join(["> " * 33 + "~~~", "> " * 33 + s1, "> " * 33 + "~~~"])
+    add(
+        "nesting-past-limit-fence",
+        "a fence 33 quotes deep is text: the link between its fences is a citation (with backticks "
+        "the fences would make a code span of the paragraph instead)",
+        md,
+        [shared(s1, "Guide", "citation:Guide")],
+    )
+    md = "\n".join(["- " * 33 + "<div>", "  " * 33 + s1, "", "1. " * 34 + f"    {s1}"])
+    add(
+        "nesting-past-limit-html-and-lists",
+        "an HTML block 33 list items deep and indented code 34 deep are paragraphs",
+        md,
+        [shared(s1, "Guide", "citation:Guide"), shared(s1, "Guide", "citation:Guide", occ=1)],
+    )
+
 
 def main() -> None:
     VECTORS.mkdir(parents=True, exist_ok=True)

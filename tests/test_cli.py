@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage, messages_to_dict
 from typer.testing import CliRunner
 
-from deerflow.knowledge import KnowledgeSource, build_envelope, read_envelope
+from deerflow.knowledge import KnowledgeSource, build_envelope, cli, read_envelope
 from deerflow.knowledge.audit import audit_thread, thread_messages
 from deerflow.knowledge.cli import (
     EXIT_FINDING,
@@ -89,6 +89,99 @@ def test_index_reports_skipped_files(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Skipped files" in result.stdout and "bad.pdf" in result.stdout
     assert "corrupt or unsupported PDF" in result.stdout
+
+
+def _index(*args: str) -> Any:
+    return runner.invoke(app, ["index", *args])
+
+
+def test_index_a_second_folder_needs_add_or_replace(tmp_path: Path) -> None:
+    # Before: `index docs` then `index notes` silently replaced docs ("Removed 1").
+    index = str(tmp_path / "i.sqlite")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "owls.md").write_text("Owls hunt at night.")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "herons.md").write_text("Herons wade at dawn.")
+    assert _index(str(tmp_path / "docs"), "--index", index).exit_code == 0
+    refused = _index(str(tmp_path / "notes"), "--index", index)
+    assert refused.exit_code == 2 and _one_line(refused.stderr)
+    assert "holds 1 documents from" in refused.stderr and "--add" in refused.stderr
+    assert "--replace" in refused.stderr and "nothing was changed" in refused.stderr
+
+    added = _json(_index(str(tmp_path / "notes"), "--index", index, "--add", "--json").stdout)
+    assert added["added"] == ["herons.md"] and added["removed"] == [] and added["documents"] == 2
+    assert added["other_folders"] == [
+        {"folder": (tmp_path / "docs").resolve().as_posix(), "documents": 1}
+    ]
+    again = _index(str(tmp_path / "docs"), "--index", index)  # a folder in the index: no prompt
+    assert again.exit_code == 0 and "Also in the index: 1 documents from" in again.stdout
+    replaced = _index(str(tmp_path / "notes"), "--index", index, "--replace", "--json")
+    assert _json(replaced.stdout)["removed"] == ["owls.md"]
+    both = _index(str(tmp_path / "notes"), "--index", index, "--add", "--replace")
+    assert both.exit_code == 2 and "opposite" in both.stderr
+
+
+def test_index_exclude_and_gitignore(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "node_modules" / "pkg").mkdir(parents=True)
+    (docs / "node_modules" / "pkg" / "README.md").write_text("Package readme.")
+    (docs / "build").mkdir()
+    (docs / "build" / "out.md").write_text("Generated.")
+    (docs / "drafts").mkdir()
+    (docs / "drafts" / "a.md").write_text("Draft.")
+    (docs / ".gitignore").write_text("build/\n")
+    (docs / "ok.md").write_text("Fine text about owls.")
+    index = str(tmp_path / "i.sqlite")
+    report = _json(
+        _index(
+            str(docs),
+            "--index",
+            index,
+            "--exclude",
+            "node_modules",
+            "--exclude",
+            "drafts/",
+            "--json",
+        ).stdout
+    )
+    assert report["added"] == ["ok.md"]
+    assert [(s["path"], s["reason"]) for s in report["skipped"]] == [
+        (".gitignore", "hidden file (its name starts with a dot)"),
+        ("build/", "ignored by .gitignore ('build/')"),
+        ("drafts/", "excluded by the pattern 'drafts/'"),
+        ("node_modules/", "excluded by the pattern 'node_modules'"),
+    ]
+    unignored = _json(_index(str(docs), "--index", index, "--no-gitignore", "--json").stdout)
+    assert unignored["added"] == ["build/out.md", "drafts/a.md", "node_modules/pkg/README.md"]
+    bad = _index(str(docs), "--index", index, "--exclude", " ")
+    assert bad.exit_code == 2 and _one_line(bad.stderr) and "exclude" in bad.stderr
+
+
+def test_index_lists_unsupported_files_and_says_why_nothing_was_indexed(tmp_path: Path) -> None:
+    # Before: random.bin was skipped without a word and the run reported "Added 0", no hint.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "random.bin").write_bytes(b"\x00\x01")
+    (docs / "notes.docx").write_bytes(b"PK")
+    result = _index(str(docs), "--index", str(tmp_path / "i.sqlite"), "--json")
+    report = _json(result.stdout)
+    assert [s["path"] for s in report["skipped"]] == ["notes.docx", "random.bin"]
+    assert report["skipped"][1]["reason"].startswith("unsupported type (.bin; indexed types are")
+    assert report["nothing_indexed"] == (
+        f"nothing was indexed: all 2 entries of {docs.resolve().as_posix()} were left out "
+        "(2 unsupported type). Only .md, .markdown, .txt and .pdf files are indexed."
+    )
+    table = _index(str(docs), "--index", str(tmp_path / "i.sqlite"))
+    assert table.exit_code == 0 and "random.bin" in table.stdout
+    assert "Warning: nothing was indexed" in table.stderr
+
+
+def test_index_an_empty_folder_says_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = _index(str(tmp_path / "empty"), "--index", str(tmp_path / "i.sqlite"))
+    assert result.exit_code == 0
+    assert "nothing was indexed" in result.stderr and "holds no files" in result.stderr
+    assert "Markdown (.md, .markdown)" in " ".join(result.stderr.split())
 
 
 def test_index_uses_the_environment_default(
@@ -634,3 +727,62 @@ def test_serve_without_a_built_page_tells_a_pip_user_what_to_do(
     assert f"API only at http://127.0.0.1:{port}/api/" in out
     assert "pip install --force-reinstall deerflow-knowledge" in out
     assert ran == [[sock]]  # uvicorn serves the socket that was bound first
+
+
+# ------------------------------------------------------------------------------- wording
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"deerflow-knowledge {version('deerflow-knowledge')}"
+
+
+@pytest.mark.parametrize("command", ["index", "search", "verify", "serve"])
+def test_help_names_values_not_internal_types_and_points_to_the_readme(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"], terminal_width=100)
+    assert result.exit_code == 0
+    # Options show what to type (NAME, FILE, PORT), not <list[str]>, <int range> or <str>.
+    options = [line for line in result.stdout.splitlines() if line.lstrip().startswith("-")]
+    assert options
+    assert not [line for line in options if re.search(r"<[a-z][a-z \[\]]*>", line)], options
+    assert "deerflow.knowledge.settings" not in result.stdout
+
+
+def test_unknown_provider_repeats_the_bad_value() -> None:
+    result = runner.invoke(app, ["search", "deer", "--provider", "lightrgg"])
+    assert result.exit_code == 2
+    assert "Unknown provider 'lightrgg': expected one of local, lightrag, ragflow." in (
+        result.stderr
+    )
+
+
+def test_verify_counts_answers_not_tool_calls_and_keeps_its_status_whole_at_80_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = "0123456789abcdef0123456789abcdef"
+    messages: list[Any] = [
+        {"type": "human", "content": "Where do deer sleep?"},
+        {
+            "type": "ai",
+            "content": "",
+            "tool_calls": [{"name": "knowledge_search", "args": {"query": "deer"}, "id": "c1"}],
+        },
+        {
+            "type": "ai",
+            "content": f"In the {'very ' * 20}long grass [citation:Ghost "
+            f"{'title ' * 10}](#knowledge-source-{missing}).",
+        },
+    ]
+    thread = _thread(tmp_path, messages)
+    report = _json(runner.invoke(app, ["verify", str(thread), "--json"]).stdout)
+    assert report["assistant_messages"] == 1
+    monkeypatch.setattr(cli._out, "width", 80)
+    table = runner.invoke(app, ["verify", str(thread)])
+    assert table.exit_code == 0
+    assert "1 citation in 1 assistant message" in table.stdout
+    assert "evidence-not-loaded" in table.stdout.replace("\n", "")
+    assert "evidence-not-lo…" not in table.stdout and "evidence-not-loa…" not in table.stdout
+    assert max(map(len, table.stdout.splitlines())) <= 80

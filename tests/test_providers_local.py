@@ -8,8 +8,10 @@ import os
 import random
 import sqlite3
 import stat
+import tempfile
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,8 +25,12 @@ from deerflow.knowledge import RetrievalProvider, read_envelope
 from deerflow.knowledge.providers.errors import ProviderConfigError, ProviderQueryError
 from deerflow.knowledge.providers.local import (
     DEFAULT_CHUNK_CHARS,
+    MAX_DEPTH,
     MAX_FILE_BYTES,
     MAX_LIMIT,
+    MAX_PAGE_CHARS,
+    MAX_PAGE_CONTENT_BYTES,
+    MAX_PDF_CHARS,
     IndexProgress,
     IndexReport,
     LocalProvider,
@@ -349,8 +355,12 @@ def test_hidden_files_symlinks_and_other_types_are_left_out(tmp_path: Path, docs
     (docs / "link.md").symlink_to(docs / "deer.md")
     report = LocalProvider(tmp_path / "i.sqlite").index(docs)
     assert report.added == ("deer.md", "guides/forest.txt", "meadow.md")
+    # Every entry left out is listed, once for a folder (nothing below it is looked at).
     assert [(s.path, s.reason) for s in report.skipped] == [
-        ("link.md", "symbolic link (not followed)")
+        (".git/", "hidden folder (its name starts with a dot)"),
+        (".hidden.md", "hidden file (its name starts with a dot)"),
+        ("image.png", "unsupported type (.png; indexed types are .markdown, .md, .pdf, .txt)"),
+        ("link.md", "symbolic link (not followed)"),
     ]
 
 
@@ -440,8 +450,8 @@ def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(
 
     discover = local._discover
 
-    def discover_then_swap(root: Path) -> Any:
-        found = discover(root)
+    def discover_then_swap(root: Path, **kwargs: Any) -> Any:
+        found = discover(root, **kwargs)
         (docs / "meadow.md").unlink()
         os.mkfifo(docs / "meadow.md")
         return found
@@ -736,7 +746,7 @@ def test_a_version_1_index_is_read_and_upgraded_in_place(tmp_path: Path, docs: P
     with sqlite3.connect(index) as connection:
         assert connection.execute(
             "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone() == ("2",)
+        ).fetchone() == ("3",)
         assert connection.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
         ).fetchone() == (0,)
@@ -785,7 +795,9 @@ def test_chunk_rows_enter_the_full_text_index_in_batches(tmp_path: Path, docs: P
     text = "Herons wade in the shallows at dawn. " * 3  # 111 code points
     for number in range(60):  # 60 files of 3 chunks: 19,980 code points
         parts: list[tuple[int | None, str]] = [(None, text)] * 3
-        writer.insert_document(f"f{number:02d}.md", _Prepared("0" * 64, len(text) * 3, parts))
+        writer.insert_document(
+            f"f{number:02d}.md", "/docs", _Prepared("0" * 64, len(text) * 3, parts)
+        )
     writer.finish()
     connection.execute("COMMIT")
     ranges = [(int(low), int(high)) for low, high in _fts_inserts(connection)]  # type: ignore[call-overload]
@@ -818,7 +830,7 @@ def test_a_build_writes_unmerged_segments_and_leaves_automerge_on_for_updates(
     assert connection.execute(automerge).fetchone() == (0,)
     text = "Herons wade in the shallows at dawn. " * 3
     for number in range(4):
-        writer.insert_document(f"f{number}.md", _Prepared("0" * 64, 1, [(None, text)]))
+        writer.insert_document(f"f{number}.md", "/docs", _Prepared("0" * 64, 1, [(None, text)]))
     writer.finish()
     connection.execute("COMMIT")
     assert connection.execute(automerge).fetchone() == (4,)
@@ -1021,3 +1033,462 @@ def test_bundled_sample_corpus_matches_its_generator_and_indexes_cleanly(tmp_pat
     assert not report.skipped and len(report.added) >= 9
     assert all("\\" not in path for path in report.added)
     assert "providers/lightrag-setup.md" in report.added
+
+
+# --------------------------------------------------------------------------- folders swapped for links
+
+
+def test_a_folder_swapped_for_a_link_after_discovery_is_not_followed(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: only the last component was opened with O_NOFOLLOW, so guides/forest.txt was read
+    # through the link, from outside the indexed folder.
+    from deerflow.knowledge.providers import local
+
+    outside = tmp_path / "outside"
+    _write(outside, "forest.txt", "Outside secret about wolves.")
+    discover = local._discover
+
+    def discover_then_swap(root: Path, **kwargs: Any) -> Any:
+        found = discover(root, **kwargs)
+        (docs / "guides").rename(tmp_path / "moved-away")
+        (docs / "guides").symlink_to(outside, target_is_directory=True)
+        return found
+
+    monkeypatch.setattr(local, "_discover", discover_then_swap)
+    provider = LocalProvider(tmp_path / "i.sqlite")
+    report = provider.index(docs, child_min_bytes=None)
+    assert report.added == ("deer.md", "meadow.md")
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("guides/forest.txt", "the folder 'guides' on its path: symbolic link (not followed)")
+    ]
+    assert provider.search_sync("wolves").hits == ()
+    provider.close()
+
+
+def test_a_folder_swapped_during_discovery_is_not_entered(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The swap lands between listing docs/ and opening docs/guides: the open refuses the link.
+    from deerflow.knowledge.providers import documents
+
+    outside = tmp_path / "outside"
+    _write(outside, "secret.md", "Outside secret about wolves.")
+    real_open = os.open
+
+    def swapping_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if path == "guides" and (docs / "guides").is_dir() and not (docs / "guides").is_symlink():
+            (docs / "guides").rename(tmp_path / "moved-away")
+            (docs / "guides").symlink_to(outside, target_is_directory=True)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(documents.os, "open", swapping_open)
+    found, skipped = documents.discover(docs)
+    assert [c.path for c in found] == ["deer.md", "meadow.md"]
+    assert [(s.path, s.reason) for s in skipped] == [("guides/", "symbolic link (not followed)")]
+
+
+# --------------------------------------------------------------------------- deep folders
+
+
+def _deep(root: Path, depth: int) -> Path:
+    """A chain of ``depth`` nested folders under ``root`` (made one level at a time, relative
+    to the previous one, so no path longer than a name is ever built)."""
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=folder)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        descriptor = os.open("deep.md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=folder)
+        os.write(descriptor, b"Herons nest deep in the reeds.")
+        os.close(descriptor)
+    finally:
+        os.close(folder)
+    return root
+
+
+def _remove_deep(root: Path, depth: int) -> None:
+    """Remove what :func:`_deep` made, from the bottom up (shutil.rmtree recurses per level)."""
+    folders = [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for _ in range(depth):
+            folders.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=folders[-1]))
+        os.unlink("deep.md", dir_fd=folders[-1])
+        for parent in reversed(folders[:-1]):
+            os.rmdir("d", dir_fd=parent)
+    finally:
+        for folder in folders:
+            os.close(folder)
+
+
+def test_folders_deeper_than_max_depth_are_skipped_with_a_reason(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    _deep(root, 3)  # d/d/d/deep.md: its folder is at depth 3
+    at_limit = LocalProvider(tmp_path / "a.sqlite").index(root, max_depth=3)
+    assert at_limit.added == ("d/d/d/deep.md",) and at_limit.skipped == ()
+    over = LocalProvider(tmp_path / "b.sqlite").index(root, max_depth=2)
+    assert over.added == ()
+    assert [(s.path, s.reason) for s in over.skipped] == [
+        ("d/d/d/", "folder nested deeper than 2 levels (not entered)")
+    ]
+    assert MAX_DEPTH == 64
+
+
+def test_a_folder_1100_levels_deep_is_skipped_not_a_crash(tmp_path: Path) -> None:
+    # Before: os.walk recursed once per level and ended in a RecursionError. The tree lives
+    # outside pytest's tmp_path, whose clean-up (shutil.rmtree) would recurse as deep.
+    root = Path(tempfile.mkdtemp(prefix="deerflow-deep-"))
+    try:
+        _write(root, "top.md", "Herons at the top.")
+        _deep(root, 1_100)
+        report = LocalProvider(tmp_path / "i.sqlite").index(root)
+    finally:
+        with contextlib.suppress(OSError):
+            _remove_deep(root, 1_100)
+        (root / "top.md").unlink(missing_ok=True)
+        root.rmdir()
+    assert report.added == ("top.md",)
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("d/" * 65, "folder nested deeper than 64 levels (not entered)")
+    ]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_max_depth_is_checked(tmp_path: Path, docs: Path, bad: Any) -> None:
+    with pytest.raises(ProviderConfigError, match="max_depth"):
+        LocalProvider(tmp_path / "i.sqlite").index(docs, max_depth=bad)
+
+
+# --------------------------------------------------------------------------- PDF expansion
+
+
+def _pdf(pages: list[bytes]) -> bytes:
+    """A PDF whose pages have these Flate-compressed content streams (Helvetica as /F1)."""
+    first = 4
+    ids = [first + 2 * i for i in range(len(pages))]
+    kids = " ".join(f"{pid} 0 R" for pid in ids)
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode(),
+        3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    for content, pid in zip(pages, ids, strict=True):
+        objects[pid] = (
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {pid + 1} 0 R >>"
+        ).encode()
+        packed = zlib.compress(content, 9)
+        objects[pid + 1] = (
+            f"<< /Length {len(packed)} /Filter /FlateDecode >>\nstream\n".encode()
+            + packed
+            + b"\nendstream"
+        )
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += f"{number} 0 obj\n".encode() + objects[number] + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offsets[n]:010d} 00000 n \n".encode() for n in sorted(objects))
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
+    return bytes(out)
+
+
+def _text_page(chars: int) -> bytes:
+    """A page whose extracted text is ``chars`` code points (pypdf returns the string as is)."""
+    return b"BT /F1 12 Tf 72 700 Td (" + b"w" * chars + b") Tj ET"
+
+
+def _pdf_outcome(tmp_path: Path, name: str, pdf: bytes, **limits: int) -> tuple[str, ...] | str:
+    root = tmp_path / name
+    root.mkdir()
+    (root / "book.pdf").write_bytes(pdf)
+    report = LocalProvider(tmp_path / f"{name}.sqlite").index(root, **limits)
+    return report.added if report.added else report.skipped[0].reason
+
+
+def test_a_pdf_page_with_more_text_than_max_page_chars_skips_the_file(tmp_path: Path) -> None:
+    pdf = _pdf([_text_page(100), _text_page(300)])
+    assert _pdf_outcome(tmp_path, "at", pdf, max_page_chars=300) == ("book.pdf",)
+    assert _pdf_outcome(tmp_path, "over", pdf, max_page_chars=299) == (
+        "page 2's text is longer than 299 characters (the limit on a PDF page)"
+    )
+    assert MAX_PAGE_CHARS == 1024 * 1024
+
+
+def test_a_pdf_with_more_text_than_max_pdf_chars_is_skipped(tmp_path: Path) -> None:
+    pdf = _pdf([_text_page(200), _text_page(200), _text_page(200)])
+    assert _pdf_outcome(tmp_path, "at", pdf, max_pdf_chars=600) == ("book.pdf",)
+    assert _pdf_outcome(tmp_path, "over", pdf, max_pdf_chars=599) == (
+        "its text is longer than 599 characters (the limit on a PDF; reached at page 3)"
+    )
+    assert MAX_PDF_CHARS == 16 * 1024 * 1024
+
+
+def test_a_pdf_page_whose_content_is_over_the_limit_is_not_parsed(tmp_path: Path) -> None:
+    page = _text_page(50)
+    pdf = _pdf([page])
+    assert _pdf_outcome(tmp_path, "at", pdf, max_page_content_bytes=len(page)) == ("book.pdf",)
+    assert _pdf_outcome(tmp_path, "over", pdf, max_page_content_bytes=len(page) - 1) == (
+        f"page 1's content is larger than {len(page) - 1} bytes (the limit on a PDF page)"
+    )
+    assert MAX_PAGE_CONTENT_BYTES == 8 * 1024 * 1024
+
+
+def test_a_small_pdf_that_expands_enormously_stops_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: a 147 kB PDF became 60 MB of text under a 1 MB max_file_bytes. Here 40 pages of
+    # 100,000 code points each (4 M in all) come from a file of about 25 kB; the limit of 150,000
+    # stops the extraction at the second page, having produced at most about that much text.
+    from pypdf import PageObject
+
+    produced: list[int] = []
+    extract = PageObject.extract_text
+
+    def counting(page: PageObject, *args: Any, **kwargs: Any) -> str:
+        visitor = kwargs["visitor_text"]
+
+        def count(text: str, *rest: Any) -> None:
+            produced.append(len(text))
+            visitor(text, *rest)
+
+        kwargs["visitor_text"] = count
+        return extract(page, *args, **kwargs)
+
+    monkeypatch.setattr(PageObject, "extract_text", counting)
+    line = b"BT /F1 12 Tf 72 700 Td (" + b"w" * 1_000 + b") Tj ET\n"
+    pdf = _pdf([line * 100] * 40)
+    assert len(pdf) < 30_000
+    outcome = _pdf_outcome(tmp_path, "bomb", pdf, max_file_bytes=1_000_000, max_pdf_chars=150_000)
+    assert outcome == (
+        "its text is longer than 150000 characters (the limit on a PDF; reached at page 2)"
+    )
+    assert sum(produced) <= 2 * 150_000 + 1_000
+
+
+@pytest.mark.parametrize("name", ["max_pdf_chars", "max_page_chars", "max_page_content_bytes"])
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_pdf_limits_are_checked(tmp_path: Path, docs: Path, name: str, bad: Any) -> None:
+    with pytest.raises(ProviderConfigError, match=name):
+        LocalProvider(tmp_path / "i.sqlite").index(docs, **{name: bad})
+
+
+# --------------------------------------------------------------------------- concurrent runs
+
+
+def test_a_concurrent_first_build_waits_for_the_other_run(tmp_path: Path, docs: Path) -> None:
+    # Before: the second run was told at once that a healthy index "is not a usable index ...
+    # delete it". Now it waits for the first to commit, then finds everything unchanged.
+    index = tmp_path / "i.sqlite"
+    first_paused = threading.Event()
+    release = threading.Event()
+    second_waiting = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def pause(event: IndexProgress) -> None:
+        if event.done == 1:
+            first_paused.set()
+            assert release.wait(20)
+
+    def run(name: str, **kwargs: Any) -> None:
+        try:
+            outcome[name] = LocalProvider(index).index(docs, **kwargs)
+        except Exception as exc:  # reported by the assertions below
+            outcome[name] = exc
+            second_waiting.set()
+
+    first = threading.Thread(target=run, args=("first",), kwargs={"progress": pause})
+    first.start()
+    assert first_paused.wait(20)
+    second = threading.Thread(target=run, args=("second",), kwargs={"waiting": second_waiting.set})
+    second.start()
+    assert second_waiting.wait(20)
+    release.set()
+    first.join(20)
+    second.join(20)
+    assert isinstance(outcome["first"], IndexReport), outcome["first"]
+    assert isinstance(outcome["second"], IndexReport), outcome["second"]
+    assert len(outcome["first"].added) == 3 and len(outcome["second"].unchanged) == 3
+    with sqlite3.connect(index) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_run_waits_for_another_runs_update_and_says_so(tmp_path: Path, docs: Path) -> None:
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    waiting = threading.Event()
+    outcome: list[object] = []
+    with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # another run's update, in WAL mode
+        worker = threading.Thread(
+            target=lambda: outcome.append(LocalProvider(index).index(docs, waiting=waiting.set))
+        )
+        worker.start()
+        assert waiting.wait(20)  # told before waiting, while the lock is still held
+        writer.execute("ROLLBACK")
+    worker.join(20)
+    assert isinstance(outcome[0], IndexReport) and outcome[0].updated == ("meadow.md",)
+
+
+def test_a_run_that_waits_too_long_says_another_run_is_in_progress(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deerflow.knowledge.providers import local as local_module
+    from deerflow.knowledge.providers.errors import UpstreamError
+
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    monkeypatch.setattr(local_module, "_BUSY_TIMEOUT_MS", 50)
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    for journal in ("DELETE", "WAL"):  # another first build, another update
+        with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as writer:
+            writer.execute(f"PRAGMA journal_mode = {journal}")
+            writer.execute("BEGIN IMMEDIATE")  # held until the run below has given up
+            with pytest.raises(UpstreamError, match="Another `deerflow-knowledge index` run"):
+                LocalProvider(index).index(docs)
+            writer.execute("ROLLBACK")
+            writer.execute("PRAGMA journal_mode = WAL")
+    assert LocalProvider(index).index(docs).updated == ("meadow.md",)  # nothing was lost
+
+
+# --------------------------------------------------------------------------- several folders
+
+
+def test_indexing_another_folder_asks_before_dropping_anything(tmp_path: Path, docs: Path) -> None:
+    # Before: the second folder silently replaced the first ("Removed 3").
+    from deerflow.knowledge.providers.local import FolderChoiceNeeded
+
+    index = tmp_path / "i.sqlite"
+    notes = tmp_path / "notes"
+    _write(notes, "owls.md", "Owls hunt at night.")
+    local = LocalProvider(index)
+    local.index(docs)
+    with pytest.raises(FolderChoiceNeeded) as refused:
+        local.index(notes)
+    assert refused.value.documents == 3
+    assert refused.value.folders == (os.path.realpath(docs),)
+    assert _titles(local, "antlers") == ["deer.md"]  # nothing changed
+
+    added = local.index(notes, mode="add")
+    assert added.added == ("owls.md",) and added.removed == ()
+    assert added.documents == 4 and added.other_folders == ((os.path.realpath(docs), 3),)
+    assert _titles(local, "antlers") == ["deer.md"] and _titles(local, "owls") == ["owls.md"]
+
+    # Each folder is then updated on its own, without a prompt; the other's documents stay.
+    (docs / "meadow.md").unlink()
+    again = local.index(docs)
+    assert again.removed == ("meadow.md",) and len(again.unchanged) == 2
+    assert _titles(local, "owls") == ["owls.md"]
+
+    replaced = local.index(notes, mode="replace")
+    assert replaced.removed == ("deer.md", "guides/forest.txt")
+    assert replaced.unchanged == ("owls.md",) and replaced.other_folders == ()
+    assert local.search_sync("antlers").hits == ()
+    local.close()
+
+
+def test_the_same_folder_named_another_way_is_the_same_folder(
+    tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = LocalProvider(tmp_path / "i.sqlite")
+    local.index(docs)
+    (tmp_path / "alias").symlink_to(docs, target_is_directory=True)
+    assert len(local.index(tmp_path / "alias").unchanged) == 3
+    monkeypatch.chdir(tmp_path)
+    assert len(local.index(Path("docs")).unchanged) == 3
+
+
+def test_an_added_folder_never_overwrites_a_title_of_another(tmp_path: Path, docs: Path) -> None:
+    other = tmp_path / "other"
+    _write(other, "deer.md", "Other deer text about elk.")
+    _write(other, "elk.md", "Elk bugle in the autumn.")
+    local = LocalProvider(tmp_path / "i.sqlite")
+    local.index(docs)
+    report = local.index(other, mode="add")
+    assert report.added == ("elk.md",)
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        (
+            "deer.md",
+            f"the index already holds a document of this path from {os.path.realpath(docs)}",
+        )
+    ]
+    assert local.search_sync("elk bugle").hits[0].title == "elk.md"
+    deer = local.search_sync("antlers").hits
+    assert deer[0].title == "deer.md" and "Elk" not in deer[0].text
+
+
+def test_a_version_2_index_records_its_folder_and_updates_without_a_prompt(
+    tmp_path: Path, docs: Path
+) -> None:
+    index = tmp_path / "i.sqlite"
+    LocalProvider(index).index(docs)
+    with sqlite3.connect(index) as connection:  # what version 2 wrote
+        connection.execute("ALTER TABLE documents DROP COLUMN folder")
+        connection.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        connection.execute("INSERT INTO meta(key, value) VALUES ('root', ?)", (docs.as_posix(),))
+    _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
+    report = LocalProvider(index).index(docs)
+    assert report.updated == ("meadow.md",) and len(report.unchanged) == 2
+    with sqlite3.connect(index) as connection:
+        assert connection.execute("SELECT DISTINCT folder FROM documents").fetchall() == [
+            (os.path.realpath(docs),)
+        ]
+
+
+@pytest.mark.parametrize("bad", ["update-all", None])
+def test_mode_is_checked(tmp_path: Path, docs: Path, bad: Any) -> None:
+    with pytest.raises(ProviderConfigError, match="mode"):
+        LocalProvider(tmp_path / "i.sqlite").index(docs, mode=bad)
+
+
+# --------------------------------------------------------------------------- exclusions
+
+
+def test_exclude_patterns_leave_out_files_and_whole_folders(tmp_path: Path, docs: Path) -> None:
+    for number in range(5):
+        _write(docs, f"node_modules/pkg{number}/README.md", "Package readme about deer antlers.")
+    _write(docs, "drafts/todo.md", "A draft.")
+    _write(docs, "drafts/keep.md", "Kept draft.")
+    report = LocalProvider(tmp_path / "i.sqlite").index(
+        docs, exclude=["node_modules", "drafts/*", "!drafts/keep.md"]
+    )
+    assert report.added == ("deer.md", "drafts/keep.md", "guides/forest.txt", "meadow.md")
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        ("drafts/todo.md", "excluded by the pattern 'drafts/*'"),
+        ("node_modules/", "excluded by the pattern 'node_modules'"),  # once, not per file
+    ]
+
+
+def test_gitignore_files_are_honoured_unless_turned_off(tmp_path: Path, docs: Path) -> None:
+    _write(docs, ".gitignore", "# build output\nbuild/\n*.txt\n")
+    _write(docs, "build/out.md", "Generated.")
+    _write(docs, "guides/.gitignore", "!forest.txt\nold.md\n")  # deeper: decides first
+    _write(docs, "guides/old.md", "Old guide.")
+    _write(docs, "notes.txt", "Ignored notes.")
+    report = LocalProvider(tmp_path / "a.sqlite").index(docs)
+    assert report.added == ("deer.md", "guides/forest.txt", "meadow.md")
+    assert [(s.path, s.reason) for s in report.skipped] == [
+        (".gitignore", "hidden file (its name starts with a dot)"),
+        ("build/", "ignored by .gitignore ('build/')"),
+        ("guides/.gitignore", "hidden file (its name starts with a dot)"),
+        ("guides/old.md", "ignored by guides/.gitignore ('old.md')"),
+        ("notes.txt", "ignored by .gitignore ('*.txt')"),
+    ]
+    everything = LocalProvider(tmp_path / "b.sqlite").index(docs, gitignore=False)
+    assert len(everything.added) == 6
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "a\x00b", 3])
+def test_an_invalid_exclude_pattern_is_a_config_error(tmp_path: Path, docs: Path, bad: Any) -> None:
+    with pytest.raises(ProviderConfigError, match="exclude"):
+        LocalProvider(tmp_path / "i.sqlite").index(docs, exclude=[bad])
+    with pytest.raises(ProviderConfigError, match="exclude"):
+        LocalProvider(tmp_path / "i.sqlite").index(docs, exclude="node_modules")

@@ -68,8 +68,8 @@ class _Spy:
         start = ReaderProcess.start.__func__  # type: ignore[attr-defined]
         prepare = ReaderProcess.prepare
 
-        def spy_start(cls: type[ReaderProcess]) -> ReaderProcess:
-            child: ReaderProcess = start(cls)
+        def spy_start(cls: type[ReaderProcess], **kwargs: object) -> ReaderProcess:
+            child: ReaderProcess = start(cls, **kwargs)
             self.started.append(child)
             return child
 
@@ -220,6 +220,37 @@ def test_the_parent_reads_its_share_and_the_child_the_rest(tmp_path: Path, spy: 
     in_process, child = _index_both(tmp_path / "docs", tmp_path, "i.sqlite")
     assert child == in_process
     assert spy.prepared == 1 and spy.all_stopped()
+
+
+def test_the_child_reads_through_the_folder_that_discovery_opened(
+    tmp_path: Path, spy: _Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The child inherits the folder's descriptor: a folder swapped for a link after discovery
+    # (here every file's folder, so that the child's share meets it) is refused there too.
+    root = tmp_path / "docs"
+    _many(root / "sub", 40, size=2_000)
+    outside = tmp_path / "outside"
+    _many(outside, 40, size=2_000)
+    for number in range(40):
+        _write(outside, f"f{number:03d}.md", "Wolves howl outside the folder.")
+    discover = local._discover
+
+    def discover_then_swap(folder: Path, **kwargs: object) -> object:
+        found = discover(folder, **kwargs)  # type: ignore[arg-type]
+        (root / "sub").rename(tmp_path / "moved-away")
+        (root / "sub").symlink_to(outside, target_is_directory=True)
+        return found
+
+    monkeypatch.setattr(local, "_discover", discover_then_swap)
+    provider = LocalProvider(tmp_path / "i.sqlite")
+    report = provider.index(root, child_min_bytes=IN_CHILD)
+    assert spy.prepared == 1 and spy.all_stopped()
+    assert report.added == () and len(report.skipped) == 40
+    assert {s.reason for s in report.skipped} == {
+        "the folder 'sub' on its path: symbolic link (not followed)"
+    }
+    assert provider.search_sync("wolves").hits == ()
+    provider.close()
 
 
 # --------------------------------------------------------------------------- when a child is used

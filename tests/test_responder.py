@@ -8,7 +8,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations
 from deerflow.knowledge.formatting import citation_link
-from deerflow.knowledge.server.responder import NO_ANSWER, ExtractiveResponder, _sentences
+from deerflow.knowledge.server._quotes import sentences as _sentences
+from deerflow.knowledge.server.responder import NO_ANSWER, ExtractiveResponder
 
 GOOD = KnowledgeSource.create(
     provider="local",
@@ -105,7 +106,7 @@ CONTRACT = KnowledgeSource.create(
     provider="local",
     title="contract.md",
     excerpt=(
-        "## Citation links\n\nThe model cites a source with a link that names the source id.\n\n"
+        "## Citation links\n\nThe model cites a link that names the id of what it cites.\n\n"
         "## Source ids\n\nThe id of a record is the first 32 hex digits of a SHA-256 hash.\n"
         "Because the id is derived from the content, anyone can recompute it."
     ),
@@ -113,8 +114,8 @@ CONTRACT = KnowledgeSource.create(
 
 
 def test_the_section_heading_counts_as_context() -> None:
-    # Both sentences name the source id; the one under "Source ids" is about it.
-    first = _quotes(_answer("How is a source id computed?", CONTRACT))[0]
+    # Both sentences name the id; the one under "Source ids" is about source ids.
+    first = _quotes(_answer("What is a source id?", CONTRACT))[0]
     assert first.startswith("The id of a record is the first 32 hex digits")
 
 
@@ -125,16 +126,60 @@ def test_no_answer_below_the_coverage_floor_instead_of_unrelated_quotes() -> Non
     assert _answer("Which record label released the album?", CONTRACT) == NO_ANSWER
 
 
-def test_words_outside_sentences_count_towards_the_excerpt_covering_the_question() -> None:
-    fixture = KnowledgeSource.create(
-        provider="local",
-        title="payloads.md",
-        excerpt="Script tag: <script>alert(1)</script>\n\nThe canary word marks this fixture.",
+LOCAL = KnowledgeSource.create(
+    provider="local",
+    title="local-index.txt",
+    excerpt=(
+        "The local provider is the default. It needs no server and no network.\n\n"
+        "Indexing. Hidden files and symbolic links are left out. Each document is cut into "
+        "chunks of at most 800 characters.\n\n"
+        "Updates. Unchanged files are skipped, and files that disappeared are removed."
+    ),
+)
+SETUP = KnowledgeSource.create(
+    provider="local",
+    title="providers/lightrag-setup.md",
+    excerpt=(
+        "## Configuration\n\nSet `LIGHTRAG_API_KEY` when the server was started with an API key. "
+        "The key is sent in the `X-API-Key` header and is never printed. LightRAG 1.4.9 or newer "
+        "is required."
+    ),
+)
+
+
+def test_synonyms_and_inflections_people_use_find_the_sentence() -> None:
+    quotes = _quotes(_answer("Does indexing pick up dotfiles and symlinked files?", LOCAL))
+    assert quotes == ["Hidden files and symbolic links are left out."]
+    quotes = _quotes(_answer("Could my API token end up being printed?", SETUP))
+    assert quotes == ["The key is sent in the `X-API-Key` header and is never printed."]
+
+
+def test_a_pronoun_led_sentence_is_quoted_with_the_sentence_it_refers_to() -> None:
+    quotes = _quotes(_answer("Does the local provider need a network?", LOCAL))
+    assert quotes == ["The local provider is the default. It needs no server and no network."]
+    assert all(not q.startswith("It ") for q in _quotes(_answer("Which server is needed?", LOCAL)))
+
+
+def test_one_quote_per_question_and_another_only_for_an_unanswered_clause() -> None:
+    assert len(_quotes(_answer("Which LightRAG version is required?", SETUP, LOCAL))) == 1
+    quotes = _quotes(
+        _answer("Which header carries the key, and is LightRAG 1.4.9 or newer required?", SETUP)
     )
-    # Only "canary" is in a sentence, but the excerpt holds every word of the question.
-    answer = _answer("canary script alert", fixture)
-    assert _quotes(answer) == ["The canary word marks this fixture."]
-    assert _answer("canary tiger lion wolf", fixture) == NO_ANSWER
+    assert quotes == [
+        "The key is sent in the `X-API-Key` header and is never printed.",
+        "LightRAG 1.4.9 or newer is required.",
+    ]
+
+
+def test_near_misses_are_declined() -> None:
+    # A name the question asks about that no sentence mentions; the thing a "which" asks for;
+    # a quantity for "how many" that no sentence states.
+    assert _answer("Which Kubernetes version is required?", SETUP, LOCAL) == NO_ANSWER
+    assert _answer("Which port does the LightRAG server need?", SETUP, LOCAL) == NO_ANSWER
+    assert _answer("How many servers does the local provider need?", LOCAL) == NO_ANSWER
+    assert _quotes(_answer("How many characters are in a chunk?", LOCAL)) == [
+        "Each document is cut into chunks of at most 800 characters."
+    ]
 
 
 def test_a_pdf_page_heading_is_not_glued_to_the_first_sentence() -> None:

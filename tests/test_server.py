@@ -13,7 +13,8 @@ from fastapi.testclient import TestClient
 from deerflow.knowledge import find_citations, read_envelope
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 from deerflow.knowledge.server import build_config, create_app
-from deerflow.knowledge.server.responder import RESPONDER_LABEL
+from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
+from deerflow.knowledge.tools import MAX_QUERY_CHARS
 
 QUESTION = "How does a reader verify the evidence of a citation?"
 
@@ -63,7 +64,17 @@ def _tool_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_info_labels_the_offline_responder(client: TestClient) -> None:
-    assert client.get("/api/info").json()["model"] == RESPONDER_LABEL
+    info = client.get("/api/info").json()
+    assert info["model"] == RESPONDER_LABEL
+    # The responder searches with the question itself: the page says the query limit up front.
+    assert info["max_question_chars"] == MAX_QUERY_CHARS
+
+
+def test_a_chat_model_writes_its_own_queries_so_questions_have_no_query_limit(
+    tmp_path: Path,
+) -> None:
+    provider = LocalProvider(tmp_path / "index.sqlite")
+    assert build_config(provider, model=ExtractiveResponder()).max_question_chars is None
 
 
 def test_streamed_artifact_equals_stored_artifact_and_answer_cites_it(client: TestClient) -> None:

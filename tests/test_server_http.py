@@ -1,11 +1,15 @@
-"""The gateway's request-edge parsers (server/http.py): here, ``Last-Event-ID``."""
+"""The gateway's request-edge parsers (server/http.py): ``Last-Event-ID`` and body reading."""
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.requests import Request
 
-from deerflow.knowledge.server.http import MAX_EVENT_ID_DIGITS, last_event_id
+from deerflow.knowledge.server.http import MAX_EVENT_ID_DIGITS, ApiError, last_event_id, read_json
 
 
 def test_an_event_id_is_read() -> None:
@@ -38,3 +42,19 @@ def test_a_huge_header_is_refused_by_length_before_any_conversion() -> None:
 def test_any_header_gives_an_id_or_minus_one(header: str) -> None:
     value = last_event_id(header)
     assert value == -1 or ((value >= 0 and str(value) == header.strip().lstrip("0")) or value == 0)
+
+
+def test_a_client_that_leaves_mid_body_is_a_4xx_not_an_unhandled_exception() -> None:
+    messages = [
+        {"type": "http.request", "body": b'{"limit"', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive() -> dict[str, object]:
+        return messages.pop(0)
+
+    scope = {"type": "http", "method": "POST", "path": "/", "headers": [], "query_string": b""}
+    with pytest.raises(ApiError) as refused:
+        asyncio.run(read_json(Request(scope, receive)))
+    assert refused.value.status_code == 400
+    assert "disconnected" in str(refused.value.detail)

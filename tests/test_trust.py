@@ -567,3 +567,11 @@ def test_arguments_without_reserved_keys_are_unchanged(args: dict[str, Any], ind
     stripped, removed = strip_reserved_keys(original)
     assert removed == 0
     assert _with_arguments_decoded(stripped) == _with_arguments_decoded(original)
+
+
+def test_an_artifact_inside_an_artifact_is_stripped_too() -> None:
+    """An artifact is itself a mapping, so its ``artifact`` entry is an artifact position."""
+    value = {"artifact": {"artifact": {"knowledge_sources": [], "keep": 1}, "other": 2}}
+    stripped, removed = strip_reserved_keys(value)
+    assert stripped == {"artifact": {"artifact": {"keep": 1}, "other": 2}}
+    assert removed == 1

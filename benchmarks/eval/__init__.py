@@ -1,26 +1,40 @@
-"""The evaluation set of the embedded default and the quality measures over it.
+"""The evaluation sets of the embedded default and the quality measures over them.
 
 Shared by ``benchmarks.bench_quality`` (which prints the figures) and the tests (which check the
-set itself against the corpus and the structural facts of the responder's replies).
+sets themselves against the corpus and the structural facts of the responder's replies).
+
+* ``questions.json``: questions worded as people ask them, split into ``tune`` (looked at while
+  the responder is developed) and ``held_out`` (only ever measured, never read for tuning).
+* ``literal.json``: questions that reuse the documents' own words, a check that the literal case
+  keeps working.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 
+from deerflow.knowledge.citations import find_citations
 from deerflow.knowledge.contract import RetrievalProvider
+from deerflow.knowledge.envelope import read_envelope
 from deerflow.knowledge.server.responder import NO_ANSWER, ExtractiveResponder
 from deerflow.knowledge.tools import run_knowledge_search
 
 __all__ = [
+    "LITERAL_PATH",
+    "QUESTIONS_PATH",
+    "Answer",
     "Quality",
     "Question",
     "Questions",
+    "Source",
+    "Unanswerable",
+    "answer",
     "load_questions",
     "quality",
     "quoted_sentences",
@@ -28,27 +42,67 @@ __all__ = [
 ]
 
 QUESTIONS_PATH = Path(__file__).resolve().parent / "questions.json"
+LITERAL_PATH = Path(__file__).resolve().parent / "literal.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A document (and, for a PDF, a page) that answers a question, with its answer spans."""
+
+    title: str
+    page: int | None
+    answers: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Question:
     question: str
-    title: str
-    page: int | None
-    answer: str
+    split: str
+    sources: tuple[Source, ...]
+    """The first is the main answering document; any other answers the question as well."""
+
+    @property
+    def spans(self) -> tuple[str, ...]:
+        return tuple(span for source in self.sources for span in source.answers)
+
+
+@dataclass(frozen=True, slots=True)
+class Unanswerable:
+    question: str
+    split: str
+    kind: str
+    """``off-topic``, or ``near-miss``: sounds answerable, but the corpus does not say."""
 
 
 @dataclass(frozen=True, slots=True)
 class Questions:
     answerable: tuple[Question, ...]
-    unanswerable: tuple[str, ...]
+    unanswerable: tuple[Unanswerable, ...]
+
+    def only(self, split: str | None) -> Questions:
+        """The questions of one split (all of them for None)."""
+        if split is None:
+            return self
+        return Questions(
+            tuple(q for q in self.answerable if q.split == split),
+            tuple(q for q in self.unanswerable if q.split == split),
+        )
 
 
 def load_questions(path: Path = QUESTIONS_PATH) -> Questions:
     data = json.loads(path.read_text(encoding="utf-8"))
     return Questions(
-        answerable=tuple(Question(**item) for item in data["answerable"]),
-        unanswerable=tuple(data["unanswerable"]),
+        answerable=tuple(
+            Question(
+                question=item["question"],
+                split=item["split"],
+                sources=tuple(
+                    Source(s["title"], s["page"], tuple(s["answers"])) for s in item["sources"]
+                ),
+            )
+            for item in data["answerable"]
+        ),
+        unanswerable=tuple(Unanswerable(**item) for item in data["unanswerable"]),
     )
 
 
@@ -61,56 +115,109 @@ def quoted_sentences(reply: str) -> list[str]:
     return [line[3 : line.index("”")] for line in reply.splitlines() if line.startswith("- “")]
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A reply with what each of its quotes cites: ``(quote, title, page)`` in order."""
+
+    text: str
+    evidence: tuple[tuple[str, int | None], ...]
+    """``(title, page)`` of every verified source the tool returned, in rank order."""
+    quotes: tuple[tuple[str, str | None, int | None], ...]
+
+
+async def answer(provider: RetrievalProvider, question: str) -> Answer:
+    """The responder's answer after one real ``knowledge_search`` call, with its citations
+    resolved against the tool's verified evidence."""
+    content, artifact = await run_knowledge_search(provider, question)
+    tool = ToolMessage(
+        content=content, artifact=artifact, tool_call_id="q", name="knowledge_search"
+    )
+    text = str(ExtractiveResponder().invoke([HumanMessage(question), tool]).content)
+    sources = {s.id: s for s in read_envelope(content, artifact).sources}
+    quotes: list[tuple[str, str | None, int | None]] = []
+    for line in text.splitlines():
+        if not line.startswith("- “"):
+            continue
+        cited = [sources.get(c.source_id) for c in find_citations(line) if c.source_id]
+        source = cited[0] if cited else None
+        quotes.append(
+            (
+                line[3 : line.index("”")],
+                source.title if source else None,
+                source.page if source else None,
+            )
+        )
+    evidence = tuple((s.title, s.page) for s in sources.values())
+    return Answer(text, evidence, tuple(quotes))
+
+
+async def reply(provider: RetrievalProvider, question: str) -> str:
+    """The responder's answer to ``question`` after one real ``knowledge_search`` call."""
+    return (await answer(provider, question)).text
+
+
+def _addresses(quote: str, spans: Iterable[str]) -> bool:
+    normal = _normal(quote)
+    return any(_normal(span) in normal for span in spans)
+
+
 @dataclass(slots=True)
 class Quality:
     answerable: int = 0
     unanswerable: int = 0
     top1: int = 0
     top3: int = 0
+    in_evidence: int = 0
     first_quote: int = 0
-    false_answers: int = 0
+    right_document: int = 0
+    declined: int = 0
+    off_question_quotes: int = 0
     misses: list[str] = field(default_factory=list)
 
     def figures(self) -> dict[str, float]:
+        answerable = max(self.answerable, 1)
         return {
-            "recall@1": self.top1 / self.answerable,
-            "recall@3": self.top3 / self.answerable,
-            "first-quote hit": self.first_quote / self.answerable,
-            "false answers": self.false_answers / self.unanswerable,
+            "recall@1": self.top1 / answerable,
+            "recall@3": self.top3 / answerable,
+            "answer in evidence": self.in_evidence / answerable,
+            "first quote answers": self.first_quote / answerable,
+            "cites the right document": self.right_document / answerable,
+            "unanswerable declined": self.declined / max(self.unanswerable, 1),
+            "off-question quotes per answer": self.off_question_quotes / answerable,
         }
 
 
-async def reply(provider: RetrievalProvider, question: str) -> str:
-    """The responder's answer to ``question`` after one real ``knowledge_search`` call."""
-    content, artifact = await run_knowledge_search(provider, question)
-    tool = ToolMessage(
-        content=content, artifact=artifact, tool_call_id="q", name="knowledge_search"
-    )
-    return str(ExtractiveResponder().invoke([HumanMessage(question), tool]).content)
-
-
 async def quality(provider: Any, questions: Questions) -> Quality:
-    """Search and answer every question of the set with ``provider`` (a LocalProvider)."""
+    """Search and answer every question of the set with ``provider`` (a LocalProvider).
+
+    * first quote answers: the reply's first quoted sentence contains an answer span;
+    * cites the right document: a quote cites an answering document (and PDF page);
+    * unanswerable declined: the reply to an unanswerable question is the no-answer reply;
+    * off-question quotes per answer: quotes of an answerable question's reply that contain no
+      answer span, averaged over the answerable questions.
+    """
     report = Quality(answerable=len(questions.answerable), unanswerable=len(questions.unanswerable))
     for item in questions.answerable:
+        where = {(s.title, s.page) for s in item.sources}
         hits = (await provider.search(item.question)).hits
-        ranks = [
-            rank
-            for rank, hit in enumerate(hits, start=1)
-            if hit.title == item.title and hit.page == item.page
-        ]
+        ranks = [rank for rank, hit in enumerate(hits, 1) if (hit.title, hit.page) in where]
         rank = ranks[0] if ranks else None
         report.top1 += rank == 1
         report.top3 += rank is not None and rank <= 3
-        quotes = quoted_sentences(await reply(provider, item.question))
-        hit = bool(quotes) and _normal(item.answer) in _normal(quotes[0])
-        report.first_quote += hit
-        if rank != 1 or not hit:
-            first = quotes[0][:90] if quotes else "(no quote)"
-            report.misses.append(f"{item.question!r}: rank {rank}, first quote {first!r}")
-    for question in questions.unanswerable:
-        answer = await reply(provider, question)
-        if answer != NO_ANSWER:
-            report.false_answers += 1
-            report.misses.append(f"{question!r} (unanswerable) got: {answer[:100]!r}")
+        got = await answer(provider, item.question)
+        report.in_evidence += any(e in where for e in got.evidence)
+        first = bool(got.quotes) and _addresses(got.quotes[0][0], item.spans)
+        report.first_quote += first
+        report.right_document += any((title, page) in where for _, title, page in got.quotes)
+        off = sum(not _addresses(quote, item.spans) for quote, _, _ in got.quotes)
+        report.off_question_quotes += off
+        if not first or off:
+            shown = [f"{q[:70]!r} ({t})" for q, t, _ in got.quotes] or ["(no quote)"]
+            report.misses.append(f"{item.question!r}: rank {rank}; " + " | ".join(shown))
+    for unanswerable in questions.unanswerable:
+        text = await reply(provider, unanswerable.question)
+        if text == NO_ANSWER:
+            report.declined += 1
+        else:
+            report.misses.append(f"{unanswerable.question!r} (unanswerable) got: {text[:100]!r}")
     return report

@@ -21,7 +21,15 @@ import type { Nodes, Parents, Root } from "mdast";
 import type { Code, Construct, Extension, State, TokenizeContext } from "micromark-util-types";
 import type { VFile } from "vfile";
 
-import { literalRanges, MAX_BRACKET_DEPTH, MAX_INLINE_MARKERS, MAX_MARKDOWN_CHARS, type MarkdownLimits } from "./guard.js";
+import {
+  capNesting,
+  literalRanges,
+  MAX_BRACKET_DEPTH,
+  MAX_INLINE_MARKERS,
+  MAX_MARKDOWN_CHARS,
+  originalOffset,
+  type MarkdownLimits,
+} from "./guard.js";
 import { applyEdits, CodePointCounter, codePointToUtf16Index } from "./text.js";
 
 // The guard's budgets live in guard.ts (one module, one rule); re-exported where they always were.
@@ -242,10 +250,43 @@ function pointAt(
   return { line, column, offset };
 }
 
-/** Every citation in `markdown`, in document order (never throws on a string). */
+/**
+ * Every citation in `markdown`, in document order (never throws on a string). The text is parsed
+ * as the renderer parses it, under the guard's per-line budget (`capNesting`), with offsets
+ * mapped back to `markdown`: a link is a chip exactly when it is found here.
+ */
 export function findCitations(markdown: string, limits: MarkdownLimits = {}): Citation[] {
   if (typeof markdown !== "string") return [];
-  return citationsInTree(parseMarkdown(markdown, limits), markdown);
+  const links = scanCapped(markdown, limits, false).links;
+  const counter = new CodePointCounter(markdown);
+  return links.map((link) => Object.freeze({ ...link.citation, start: counter.at(link.start), end: counter.at(link.end) }));
+}
+
+/**
+ * {@link scanTree} of `markdown` parsed under the per-line budget, in offsets of `markdown`
+ * itself (labels re-read from it).
+ */
+function scanCapped(markdown: string, limits: MarkdownLimits, escape: boolean): TreeScan {
+  const capped = capNesting(markdown);
+  if (capped.edits.length === 0) return scanTree(parseMarkdown(markdown, limits), markdown, escape);
+  const scan = scanTree(parseMarkdown(capped.markdown, limits), capped.markdown, escape);
+  const back = (offset: number): number => originalOffset(capped.edits, offset);
+  const links = scan.links.map((link): FoundLink => {
+    const start = back(link.start);
+    const labelEnd = back(link.labelEnd);
+    const rawLabel = markdown.slice(start + 1, labelEnd);
+    return {
+      citation: { ...link.citation, raw_label: rawLabel, label: stripCitationPrefix(rawLabel).replace(UNESCAPE_RE, "$1") },
+      start,
+      labelEnd,
+      end: back(link.end),
+      block: link.block,
+      brackets: link.brackets.map(back),
+    };
+  });
+  const brackets = new Map<number, number[]>();
+  for (const [block, offsets] of scan.brackets) brackets.set(block, offsets.map(back));
+  return { links, brackets };
 }
 
 /**
@@ -299,7 +340,7 @@ export function relabelOrphans(markdown: string, keepIds: Iterable<string>): str
 }
 
 function relabelOnce(markdown: string, keep: ReadonlySet<string>, escape: boolean): string {
-  const scan = scanTree(parseMarkdown(markdown), markdown, escape);
+  const scan = scanCapped(markdown, {}, escape);
   const chosen = scan.links.filter(
     ({ citation }) => citation.kind === "shared" && citation.source_id !== null && !keep.has(citation.source_id),
   );

@@ -9,7 +9,8 @@
  *
  * * per line — container markers (`>`, `-`, `*`, `+`, `1.`, `1)`) past {@link MAX_NESTING_DEPTH}
  *   are escaped and leading indentation past {@link MAX_INDENT_COLUMNS} columns is trimmed
- *   (renderer only: it changes offsets, so `findCitations` never applies it);
+ *   ({@link capNesting}; both parsers: `findCitations` parses the capped text too and maps its
+ *   offsets back, so a link is a chip exactly when `findCitations` reports it);
  * * per block (a run of non-blank lines, which no paragraph crosses) — more than
  *   {@link MAX_INLINE_MARKERS} inline markers (`*`/`_`/`~` runs, `[`, `]`) or brackets nested
  *   deeper than {@link MAX_BRACKET_DEPTH}, and the block's `*`, `_`, `~`, `[`, `]`, `!` are text
@@ -142,21 +143,21 @@ export function literalRanges(markdown: string, limits: MarkdownLimits = {}, wor
   return ranges;
 }
 
-/**
- * One pass over `markdown` for the renderer: the per-line budget applied, the per-message
- * fallback decided and the per-block ranges of the result (see the module docstring).
- */
-export function scanMarkdown(markdown: string, options: GuardOptions = {}): ScannedMarkdown {
-  const {
-    maxDepth = MAX_NESTING_DEPTH,
-    maxIndentColumns = MAX_INDENT_COLUMNS,
-    maxEmphasisRuns = MAX_EMPHASIS_RUNS,
-    maxChars = MAX_MARKDOWN_CHARS,
-    work,
-  } = options;
-  if (markdown.length > maxChars) return { kind: "plain", text: markdown, reason: "too_long" };
-  // Capped lines, as [lineStart, lineEnd, replacement]; the text is rebuilt only when there are any.
-  const edits: Array<readonly [number, number, string]> = [];
+/** An edit of the per-line budget: the UTF-16 range `[start, end)` of the text becomes `text`. */
+export type CapEdit = readonly [start: number, end: number, text: string];
+
+interface LineCaps {
+  /** In order, none overlapping: trimmed indentation and inserted backslashes. */
+  readonly edits: CapEdit[];
+  readonly cappedLines: number;
+  readonly emphasisRuns: number;
+}
+
+/** The per-line budget of `markdown` (and, in the same pass, its emphasis runs). */
+function capLines(markdown: string, options: GuardOptions): LineCaps {
+  const { maxDepth = MAX_NESTING_DEPTH, maxIndentColumns = MAX_INDENT_COLUMNS, work } = options;
+  const edits: CapEdit[] = [];
+  let cappedLines = 0;
   let emphasisRuns = 0;
   let steps = 0;
   let fence: string | null = null;
@@ -180,41 +181,36 @@ export function scanMarkdown(markdown: string, options: GuardOptions = {}): Scan
     }
     if (opener !== null) fence = opener[0].trim()[0] ?? null;
 
-    let text = markdown;
-    let start = lineStart;
-    let end = lineEnd;
-    let i = start;
+    const end = lineEnd;
+    let i = lineStart;
     let columns = 0;
     let depth = 0;
     let capped = false;
-    // Leading indentation.
-    while (i < end && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) {
-      columns += text.charCodeAt(i) === 9 ? 4 - (columns % 4) : 1;
+    // Leading indentation: past the budget it becomes exactly the budget, in spaces.
+    while (i < end && (markdown.charCodeAt(i) === 32 || markdown.charCodeAt(i) === 9)) {
+      columns += markdown.charCodeAt(i) === 9 ? 4 - (columns % 4) : 1;
       i += 1;
     }
-    steps += i - start;
+    steps += i - lineStart;
     if (columns > maxIndentColumns) {
-      text = " ".repeat(maxIndentColumns) + markdown.slice(i, lineEnd);
-      start = 0;
-      end = text.length;
-      i = maxIndentColumns;
+      edits.push([lineStart, i, " ".repeat(maxIndentColumns)]);
       capped = true;
     }
     // Container markers, each optionally followed by spaces.
     for (;;) {
-      const code = i < end ? text.charCodeAt(i) : Number.NaN;
+      const code = i < end ? markdown.charCodeAt(i) : Number.NaN;
       let after = -1; // index just past the marker
       let escapeAt = i; // where a backslash makes it text
-      const following = i + 1 < end ? text.charCodeAt(i + 1) : Number.NaN;
+      const following = i + 1 < end ? markdown.charCodeAt(i + 1) : Number.NaN;
       if (code === 62 /* > */) {
         after = i + 1;
       } else if ((code === 45 || code === 42 || code === 43) /* - * + */ && isBlankUnit(following)) {
         after = i + 1;
       } else if (isDigit(code)) {
         let j = i;
-        while (j < end && j - i < 9 && isDigit(text.charCodeAt(j))) j += 1;
-        const mark = j < end ? text.charCodeAt(j) : Number.NaN;
-        if ((mark === 46 || mark === 41) /* . ) */ && isBlankUnit(j + 1 < end ? text.charCodeAt(j + 1) : Number.NaN)) {
+        while (j < end && j - i < 9 && isDigit(markdown.charCodeAt(j))) j += 1;
+        const mark = j < end ? markdown.charCodeAt(j) : Number.NaN;
+        if ((mark === 46 || mark === 41) /* . ) */ && isBlankUnit(j + 1 < end ? markdown.charCodeAt(j + 1) : Number.NaN)) {
           after = j + 1;
           escapeAt = j;
         }
@@ -223,36 +219,102 @@ export function scanMarkdown(markdown: string, options: GuardOptions = {}): Scan
       if (after === -1) break;
       depth += 1;
       if (depth > maxDepth) {
-        text = `${text.slice(start, escapeAt)}\\${text.slice(escapeAt, end)}`;
-        i -= start;
-        start = 0;
-        end = text.length;
+        edits.push([escapeAt, escapeAt, "\\"]);
         capped = true;
         break;
       }
       i = after;
-      while (i < end && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i += 1;
+      while (i < end && (markdown.charCodeAt(i) === 32 || markdown.charCodeAt(i) === 9)) i += 1;
       steps += i - after + 1;
     }
     // Emphasis delimiter runs on the rest of the line.
     let previous = -1;
     for (let k = i; k < end; k++) {
-      const code = text.charCodeAt(k);
+      const code = markdown.charCodeAt(k);
       const delimiter = code === 42 || code === 95; // * _
       if (delimiter && code !== previous) emphasisRuns += 1;
       previous = delimiter ? code : -1;
     }
     steps += end - i;
-    if (capped) edits.push([lineStart, lineEnd, text.slice(start, end)]);
+    if (capped) cappedLines += 1;
     lineStart = next;
   }
   if (work !== undefined) work.steps += steps;
+  return { edits, cappedLines, emphasisRuns };
+}
+
+/** `markdown` under the per-line budget, with the edits that made it (none: `markdown` itself). */
+export interface CappedMarkdown {
+  readonly markdown: string;
+  readonly edits: readonly CapEdit[];
+}
+
+/**
+ * The per-line budget alone, which both parsers apply: container markers past
+ * {@link MAX_NESTING_DEPTH} escaped, leading indentation past {@link MAX_INDENT_COLUMNS} trimmed.
+ * {@link originalOffset} maps an offset of the result back to `markdown`.
+ */
+export function capNesting(
+  markdown: string,
+  options: Pick<GuardOptions, "maxDepth" | "maxIndentColumns" | "work"> = {},
+): CappedMarkdown {
+  const { edits } = capLines(markdown, options);
+  return { markdown: applyEdits(markdown, edits), edits };
+}
+
+/**
+ * The offset of the original text that `offset` of the capped text stands for (`edits` as
+ * {@link capNesting} made them). An offset inside trimmed indentation or an inserted backslash
+ * maps into the range it replaced; no link starts or ends there.
+ */
+export function originalOffset(edits: readonly CapEdit[], offset: number): number {
+  const starts = cappedStarts(edits);
+  // The last edit starting at or before `offset` in the capped text.
+  let lo = 0;
+  let hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((starts[mid] as number) <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo === 0) return offset;
+  const [start, end, text] = edits[lo - 1] as CapEdit;
+  const cappedStart = starts[lo - 1] as number;
+  if (offset < cappedStart + text.length) return start + Math.min(offset - cappedStart, end - start);
+  return end + (offset - cappedStart - text.length);
+}
+
+const STARTS = new WeakMap<readonly CapEdit[], number[]>();
+
+/** Where each edit starts in the capped text (computed once per edit list). */
+function cappedStarts(edits: readonly CapEdit[]): number[] {
+  let starts = STARTS.get(edits);
+  if (starts === undefined) {
+    starts = [];
+    let delta = 0;
+    for (const [start, end, text] of edits) {
+      starts.push(start + delta);
+      delta += text.length - (end - start);
+    }
+    STARTS.set(edits, starts);
+  }
+  return starts;
+}
+
+/**
+ * One pass over `markdown` for the renderer: the per-line budget applied, the per-message
+ * fallback decided and the per-block ranges of the result (see the module docstring).
+ */
+export function scanMarkdown(markdown: string, options: GuardOptions = {}): ScannedMarkdown {
+  const { maxEmphasisRuns = MAX_EMPHASIS_RUNS, maxChars = MAX_MARKDOWN_CHARS, work } = options;
+  if (markdown.length > maxChars) return { kind: "plain", text: markdown, reason: "too_long" };
+  const { edits, cappedLines, emphasisRuns } = capLines(markdown, options);
   if (emphasisRuns > maxEmphasisRuns) return { kind: "plain", text: markdown, reason: "too_much_emphasis" };
   const guarded = applyEdits(markdown, edits);
   return {
     kind: "markdown",
     markdown: guarded,
-    cappedLines: edits.length,
+    cappedLines,
     literal: literalRanges(guarded, options, work),
   };
 }

@@ -6,14 +6,17 @@
 import { VFile } from "vfile";
 import remarkParse from "remark-parse";
 import { unified } from "unified";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
 import {
   MAX_BRACKET_DEPTH,
   MAX_INLINE_MARKERS,
   MAX_NESTING_DEPTH,
+  capNesting,
   guardMarkdown,
   literalRanges,
+  originalOffset,
   scanMarkdown,
 } from "../src/guard.js";
 import { findCitations, remarkCitations } from "../src/citations.js";
@@ -88,5 +91,34 @@ describe("one rule for both parsers", () => {
     expect(tree).not.toContain('"type":"emphasis"');
     // With no hostile block the parse matches the finder's.
     expect(findCitations(text)).toHaveLength(1);
+  });
+});
+
+describe("capNesting", () => {
+  it("escapes one marker past MAX_NESTING_DEPTH and none at it", () => {
+    const at = "> ".repeat(MAX_NESTING_DEPTH) + "x";
+    expect(capNesting(at)).toEqual({ markdown: at, edits: [] });
+    const past = capNesting("> ".repeat(MAX_NESTING_DEPTH + 1) + "x");
+    expect(past.markdown).toBe("> ".repeat(MAX_NESTING_DEPTH) + "\\> x");
+    expect(originalOffset(past.edits, past.markdown.length)).toBe(2 * (MAX_NESTING_DEPTH + 1) + 1);
+  });
+
+  it("maps every character it kept back to itself", () => {
+    fc.assert(
+      fc.property(fc.array(fc.stringMatching(/^[> \-*+1.)\tx`~]{0,60}$/), { maxLength: 6 }), (lines) => {
+        const markdown = lines.join("\n");
+        const { markdown: capped, edits } = capNesting(markdown, { maxDepth: 3, maxIndentColumns: 8 });
+        const inserted = new Set<number>();
+        let delta = 0;
+        for (const [start, end, text] of edits) {
+          for (let k = 0; k < text.length; k++) inserted.add(start + delta + k);
+          delta += text.length - (end - start);
+        }
+        for (let offset = 0; offset < capped.length; offset++) {
+          if (!inserted.has(offset)) expect(markdown[originalOffset(edits, offset)]).toBe(capped[offset]);
+        }
+        expect(originalOffset(edits, capped.length)).toBe(markdown.length);
+      }),
+    );
   });
 });

@@ -27,6 +27,14 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "backend" / "deerflow" / "knowledge" / "server" / "static" / "index.html"
 ARTIFACTS = ROOT / "test-artifacts"
+#: The README's picture of the page, taken by the first test below so that it shows what the page
+#: answers today; beside it, the text it shows. The picture is retaken whenever that text changes
+#: (Chromium's antialiasing differs by a few pixels between runs, so bytes alone would churn).
+README_SHOT = ROOT / "docs" / "chat-page.png"
+README_SHOT_TEXT = ROOT / "docs" / "chat-page.txt"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+#: PREVIEW_EDGE_MARGIN of CitationChip.tsx: a preview keeps this far from the screen's sides.
+PREVIEW_EDGE_MARGIN = 8
 CHROMIUM = os.environ.get("DEERFLOW_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -38,6 +46,8 @@ LAUNCH_ARGS = [
     "--disable-sync",
 ]
 QUESTION = "How does a reader verify the evidence behind a citation?"
+#: Its answer cites two excerpts of one document (chips "… · excerpt 1", "… · excerpt 2").
+SPLIT_QUESTION = "What is a native RAGFlow id?"
 
 
 @pytest.fixture(scope="module")
@@ -176,6 +186,11 @@ def test_question_yields_chips_with_previews_that_survive_reload(page: object) -
     first.hover()
     preview.wait_for(state="visible")
     _shot(page, "chat-chip-preview.png")
+    shown = page.locator("#root").inner_text() + "\n"  # type: ignore[attr-defined]
+    recorded = README_SHOT_TEXT.read_text(encoding="utf-8") if README_SHOT_TEXT.is_file() else None
+    if shown != recorded or not README_SHOT.is_file():
+        page.screenshot(path=str(README_SHOT), animations="disabled")  # type: ignore[attr-defined]
+        README_SHOT_TEXT.write_text(shown, encoding="utf-8")
 
     resolved = chips.count()
     page.reload()  # type: ignore[attr-defined]
@@ -322,12 +337,17 @@ def test_narrow_screen_can_start_and_switch_conversations(browser: object, gatew
         page.locator(".demo-msg--ai button.dk-chip").first.wait_for()
         assert page.evaluate("new URLSearchParams(location.search).get('thread')") == first_thread
         assert not page.locator(".demo-sidebar").is_visible()
+        # A chip late in its line (moved there), whose preview is pushed against the right side.
         chip = page.locator("button.dk-chip").first
+        chip.evaluate("e => { e.style.marginLeft = '160px'; }")
+        chip.scroll_into_view_if_needed()
         chip.hover()
         preview = _preview_of(page, chip)
         preview.wait_for(state="visible")
         box = _box(page, preview)
-        assert box["x"] >= 0 and box["x"] + box["width"] <= 390 + 0.5
+        # Clear of the screen's edges, not touching them.
+        assert box["x"] >= PREVIEW_EDGE_MARGIN - 0.5
+        assert box["x"] + box["width"] <= 390 - PREVIEW_EDGE_MARGIN + 0.5
         _shot(page, "chat-narrow-preview.png")
     finally:
         context.close()
@@ -464,3 +484,139 @@ def test_hostile_answer_markdown_executes_nothing(page: object, gateway: str) ->
     assert answer.locator("button.dk-chip").count() == 0
     assert not [url for url in requests if ":9/" in url]  # no remote image or frame was fetched
     _shot(page, "chat-hostile-answer.png")
+
+
+def _thread_in_url(page: object) -> object:
+    return page.evaluate("new URLSearchParams(location.search).get('thread')")  # type: ignore[attr-defined]
+
+
+def test_unknown_thread_link_is_a_notice_and_the_next_question_starts_afresh(
+    page: object, gateway: str
+) -> None:
+    missing = "00000000-0000-4000-8000-000000000000"
+    page.goto(f"{gateway}?thread={missing}")  # type: ignore[attr-defined]
+    alert = page.get_by_role("alert")  # type: ignore[attr-defined]
+    alert.wait_for()
+    said = alert.inner_text()
+    assert "not on this gateway" in said, said
+    assert "HTTP" not in said and "{" not in said and "run failed" not in said
+    assert _thread_in_url(page) is None
+    answer = _ask(page, QUESTION)
+    assert answer.locator("button.dk-chip").count() >= 1
+    assert _thread_in_url(page) not in (None, missing)
+    assert page.get_by_role("alert").count() == 0  # type: ignore[attr-defined]
+
+
+def test_narrow_screen_drawer_closes_and_header_says_who_answers(
+    browser: object, gateway: str
+) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844})  # type: ignore[attr-defined]
+    try:
+        page = context.new_page()
+        page.goto(gateway)
+        status = page.locator(".demo-status")
+        status.get_by_text("no language model").wait_for()
+        # The disclosure is shown whole, inside the screen.
+        assert status.evaluate("e => e.scrollWidth <= e.clientWidth")
+        box = _box(page, status)
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+        menu = page.get_by_role("button", name="Conversations")
+        drawer = page.locator(".demo-sidebar")
+        # Escape, a tap outside and the close button each close it; focus goes back to the toggle.
+        for close in (
+            lambda: page.keyboard.press("Escape"),
+            lambda: page.mouse.click(380, 420),
+            lambda: page.get_by_role("button", name="Close").click(),
+        ):
+            menu.click()
+            drawer.wait_for(state="visible")
+            assert menu.get_attribute("aria-expanded") == "true"
+            close()
+            drawer.wait_for(state="hidden")
+            assert menu.get_attribute("aria-expanded") == "false"
+            assert page.evaluate("document.activeElement?.textContent") == "Conversations"
+        assert page.locator(".demo-empty").is_visible()  # closing started no conversation
+    finally:
+        context.close()
+
+
+def test_question_limit_is_said_before_sending(page: object) -> None:
+    from deerflow.knowledge.tools import MAX_QUERY_CHARS
+
+    streams: list[str] = []
+    page.on("request", lambda r: streams.append(r.url) if "/runs" in r.url else None)  # type: ignore[attr-defined]
+    box = page.get_by_label("Your question")  # type: ignore[attr-defined]
+    empty = _box(page, box)["height"]
+    box.fill("\n".join(["a line of the question"] * 8))
+    grown = _box(page, box)["height"]
+    assert grown > empty  # the box grows with its text...
+    box.fill("\n".join(["a line of the question"] * 200))
+    assert _box(page, box)["height"] <= 900 * 0.35 + 1  # ...up to a share of the window
+    long = ("why " * 792).strip()  # 3,167 code points
+    box.fill(long)
+    count = page.locator("#demo-question-count")  # type: ignore[attr-defined]
+    count.wait_for()
+    said = count.inner_text()
+    assert f"{len(long):,} characters" in said and f"at most {MAX_QUERY_CHARS:,}" in said, said
+    assert box.get_attribute("aria-describedby") == "demo-question-count"
+    assert page.get_by_role("button", name="Send").is_disabled()  # type: ignore[attr-defined]
+    box.press("Enter")
+    page.wait_for_timeout(200)  # type: ignore[attr-defined]
+    assert streams == []  # nothing was sent
+    assert page.locator(".demo-msg--human").count() == 0  # type: ignore[attr-defined]
+    box.fill(long[:MAX_QUERY_CHARS])  # exactly at the limit: it may be sent
+    assert not page.get_by_role("button", name="Send").is_disabled()  # type: ignore[attr-defined]
+
+
+def test_thread_titles_cut_in_the_list_keep_the_whole_question_as_tooltip(
+    page: object, gateway: str
+) -> None:
+    question = "Where do the chips come from? " + "Say more about the gateway and its threads. " * 4
+    thread_id = _new_thread(gateway)
+    messages = [{"type": "human", "content": question}, {"type": "ai", "content": "An answer."}]
+    _api(gateway, f"threads/{thread_id}/state", {"values": {"messages": messages}})
+    page.reload()  # type: ignore[attr-defined]
+    thread = page.locator(".demo-thread", has_text="Where do the chips come from?").first  # type: ignore[attr-defined]
+    thread.wait_for()
+    assert thread.get_attribute("title") == question.strip()
+    assert thread.inner_text().endswith("…")
+
+
+def _axe(page: object) -> list[dict[str, Any]]:
+    page.add_script_tag(path=str(AXE))  # type: ignore[attr-defined]
+    result = page.evaluate(  # type: ignore[attr-defined]
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(' '))}))"
+    )
+    return list(result)
+
+
+def test_axe_finds_nothing_after_an_answer(browser: object, gateway: str) -> None:
+    if not AXE.is_file():
+        pytest.fail("axe-core is not installed: npm ci (make test does)", pytrace=False)
+    # The page's CSP forbids injected scripts; axe is the test's own.
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, bypass_csp=True)  # type: ignore[attr-defined]
+    try:
+        page = context.new_page()
+        page.goto(gateway)
+        answer = _ask(page, SPLIT_QUESTION)
+        assert answer.locator(".dk-chip-split").count() >= 1  # "· excerpt N" chips are checked
+        # A finished search says so: no "…" left after the answer.
+        step = page.locator(".demo-step").last
+        assert step.inner_text().startswith("Searched the knowledge base"), step.inner_text()
+        assert not step.inner_text().endswith("…")
+        page.locator("details.demo-tool").last.locator("summary").click()
+        toggle = answer.locator(".dk-sources-summary")
+        # The disclosure glyph is not part of the button's name.
+        name = toggle.evaluate("e => e.computedName ?? null")
+        assert name is None or name.startswith("Sources ("), name
+        assert toggle.aria_snapshot().strip().startswith('- button "Sources (')
+        assert _axe(page) == []
+        toggle.click()
+        # A preview pinned from the keyboard (its scrolling excerpt is then a tab stop).
+        answer.locator("button.dk-chip").first.focus()
+        page.keyboard.press("Enter")
+        page.locator(".dk-preview .dk-excerpt[tabindex='0']").wait_for()
+        assert _axe(page) == []
+    finally:
+        context.close()

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, cast
 
 import pyromark
 
+from deerflow.knowledge._nesting import cap_nesting, capped_starts, original_offset
 from deerflow.knowledge.handles import classify_destination
 from deerflow.knowledge.text import replace_lone_surrogates
 
@@ -166,7 +167,37 @@ class _Offsets:
 
 def _scan(markdown: str, *, brackets: bool = False) -> _Scan:
     """The citations of ``markdown`` with their labels' extents; with ``brackets``, also the
-    literal brackets of every leaf block (for the escaping relabel pass)."""
+    literal brackets of every leaf block (for the escaping relabel pass). The text parsed is the
+    renderer's: under the per-line nesting budget (``_nesting``), offsets mapped back."""
+    capped, edits = cap_nesting(markdown)
+    if not edits:
+        return _scan_text(markdown, brackets=brackets)
+    scan = _scan_text(capped, brackets=brackets)
+    starts = capped_starts(edits)
+
+    def back(offset: int) -> int:
+        return original_offset(edits, starts, offset)
+
+    links: list[_Link] = []
+    for link in scan.links:
+        start = back(link.citation.start)
+        label_end = back(link.label_end)
+        raw_label = markdown[start + 1 : label_end]
+        citation = replace(
+            link.citation,
+            raw_label=raw_label,
+            label=_UNESCAPE_RE.sub(r"\1", _strip_prefix(raw_label)),
+            start=start,
+            end=back(link.citation.end),
+        )
+        found = tuple(back(offset) for offset in link.brackets)
+        links.append(_Link(citation, start + 1, label_end, link.block, found))
+    outside = {block: [back(o) for o in offsets] for block, offsets in scan.brackets.items()}
+    return _Scan(links, outside)
+
+
+def _scan_text(markdown: str, *, brackets: bool) -> _Scan:
+    """:func:`_scan` of ``markdown`` as it is."""
     # pulldown-cmark takes UTF-8, which has no lone surrogates; U+FFFD is one code point too, so
     # offsets are unchanged, and it is never part of a handle.
     text = markdown if markdown.isascii() else replace_lone_surrogates(markdown)

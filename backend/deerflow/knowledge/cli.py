@@ -6,9 +6,11 @@ Exit codes, the same for every command (README "Local index and CLI"):
 * 1 (``EXIT_FINDING``): the command worked and found a problem: ``verify`` met a forged citation.
 * 2 (``EXIT_USAGE``): the caller's or the operator's mistake, nothing was tried: bad arguments
   (typer's own usage errors are 2 too), an empty query, an unknown provider, a bad config file, no
-  index yet, a missing extra or integration, a port already in use.
+  index yet, a new folder for an index of other folders without ``--add`` or ``--replace``, a
+  missing extra or integration, a port already in use.
 * 3 (``EXIT_UPSTREAM``): a provider or service failed: LightRAG / RAGFlow unreachable, refusing
-  the key or failing; the checkpoint database unreachable; indexing that failed midway.
+  the key or failing; the checkpoint database unreachable; indexing that failed midway, or
+  another index run still writing the index after the busy timeout.
 
 Every failure is one ``Error: …`` line on stderr (library warnings about the same failure are
 not printed as well). Text that came from documents, providers or threads is printed as plain
@@ -52,9 +54,7 @@ from deerflow.knowledge.audit import (
     thread_messages,
 )
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalProvider, RetrievalResult
-from deerflow.knowledge.envelope import (
-    read_envelope,
-)
+from deerflow.knowledge.envelope import read_envelope, text_parts
 from deerflow.knowledge.native import read_native
 from deerflow.knowledge.providers.errors import (
     ProviderConfigError,
@@ -109,6 +109,33 @@ def main() -> None:
     app()
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            shown = version("deerflow-knowledge")
+        except PackageNotFoundError:  # a source tree on sys.path, not installed
+            shown = "unknown (not installed)"
+        _out.print(_safe(f"deerflow-knowledge {shown}"))
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _options(
+    _show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and exit.",
+            callback=_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """Verifiable knowledge retrieval for LLM agents."""
+
+
 # --------------------------------------------------------------------------- shared helpers
 
 
@@ -152,6 +179,7 @@ ProviderOption = Annotated[
     typer.Option(
         "--provider",
         "-p",
+        metavar="NAME",
         help=f"Retrieval provider: {', '.join(PROVIDER_NAMES)} "
         "(default: $DEERFLOW_KNOWLEDGE_PROVIDER, the config file, or local).",
         show_default=False,
@@ -161,6 +189,7 @@ IndexOption = Annotated[
     Path | None,
     typer.Option(
         "--index",
+        metavar="FILE",
         help="Local index file (default: $DEERFLOW_KNOWLEDGE_INDEX, the config file, or "
         "./.deerflow-knowledge/index.sqlite).",
         show_default=False,
@@ -171,7 +200,9 @@ ConfigOption = Annotated[
     Path | None,
     typer.Option(
         "--config",
-        help="TOML config file with provider settings (see deerflow.knowledge.settings).",
+        metavar="FILE",
+        help='TOML config file with provider settings (its keys: README, "Local index and '
+        'CLI", Settings).',
         show_default=False,
         exists=True,
         dir_okay=False,
@@ -181,6 +212,7 @@ BaseUrlOption = Annotated[
     str | None,
     typer.Option(
         "--base-url",
+        metavar="URL",
         help="LightRAG or RAGFlow base URL (default: $LIGHTRAG_BASE_URL / $RAGFLOW_BASE_URL). "
         "API keys are read only from $LIGHTRAG_API_KEY / $RAGFLOW_API_KEY or the config file.",
         show_default=False,
@@ -190,6 +222,7 @@ DatasetOption = Annotated[
     list[str] | None,
     typer.Option(
         "--dataset",
+        metavar="ID",
         help="RAGFlow dataset id to search (repeatable; default: $RAGFLOW_DATASETS).",
         show_default=False,
     ),
@@ -245,6 +278,7 @@ def index(
     path: Annotated[
         Path | None,
         typer.Argument(
+            metavar="[PATH]",
             help="Folder of Markdown, text and PDF files to index (default: the bundled "
             "sample corpus about this project).",
             show_default=False,
@@ -254,16 +288,57 @@ def index(
     ] = None,
     index_file: IndexOption = None,
     config: ConfigOption = None,
+    add: Annotated[
+        bool,
+        typer.Option(
+            "--add",
+            help="Index PATH beside the folders already in the index (their documents stay).",
+        ),
+    ] = False,
+    replace_: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Make the index hold PATH only: documents of other folders are removed.",
+        ),
+    ] = False,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            metavar="GLOB",
+            help="Leave out paths matching GLOB, in .gitignore syntax, relative to PATH "
+            "(node_modules, '*.log', 'drafts/'); repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    no_gitignore: Annotated[
+        bool,
+        typer.Option(
+            "--no-gitignore",
+            help="Index what the folder's .gitignore files leave out (they are honoured by "
+            "default).",
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Build or update the local index of PATH.
 
     Unchanged files are skipped by content hash, changed files are chunked again and deleted files
-    are removed. Searches may run while the index is updated. Files that cannot be read are listed
-    with a reason; the rest is indexed.
+    are removed. Searches may run while the index is updated. An index can hold several folders:
+    when it holds another folder's documents, say --add (keep them) or --replace (remove them).
+    Everything left out is listed with a reason (hidden, unsupported type, excluded, ignored by
+    .gitignore, unreadable, too large); the rest is indexed.
     """
-    from deerflow.knowledge.providers.local import IndexProgress, LocalProvider, sample_corpus_path
+    from deerflow.knowledge.providers.local import (
+        FolderChoiceNeeded,
+        IndexProgress,
+        LocalProvider,
+        sample_corpus_path,
+    )
 
+    if add and replace_:
+        _fail("--add and --replace are opposite choices; give one of them.", EXIT_USAGE)
     settings = _settings(config=config, index=index_file)
     root = path if path is not None else sample_corpus_path()
     try:
@@ -290,14 +365,38 @@ def index(
         def advance(event: IndexProgress) -> None:
             bar.update(task, total=event.total, completed=event.done, current=printable(event.path))
 
+        def waiting() -> None:
+            _err.print(
+                _safe(
+                    f"Another index run is writing {settings.index_path}; waiting for it to finish…"
+                ),
+                soft_wrap=True,
+            )
+
         try:
-            report = provider.index(root, progress=advance)
+            report = provider.index(
+                root,
+                mode="add" if add else "replace" if replace_ else "update",
+                exclude=tuple(exclude or ()),
+                gitignore=not no_gitignore,
+                progress=advance,
+                waiting=waiting,
+            )
+        except FolderChoiceNeeded as exc:
+            folders = ", ".join(exc.folders)
+            _fail(
+                f"the index {settings.index_path} holds {exc.documents} documents from "
+                f"{folders}. Run again with --add to index {Path(root)} beside them, or with "
+                "--replace to replace them with it; nothing was changed.",
+                EXIT_USAGE,
+            )
         except ProviderError as exc:
             _fail(str(exc), _exit_code(exc))
         except (OSError, sqlite3.Error) as exc:  # the index path: missing folder, not a database
             detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             _fail(f"cannot write the index {settings.index_path} ({detail}).", EXIT_USAGE)
 
+    hint = _empty_hint(report.root, report.skipped, indexed=_indexed(report))
     if json_output:
         _print_json(
             {
@@ -311,6 +410,10 @@ def index(
                 "documents": report.documents,
                 "chunks": report.chunks,
                 "chunks_written": report.chunks_written,
+                "other_folders": [
+                    {"folder": folder, "documents": count} for folder, count in report.other_folders
+                ],
+                "nothing_indexed": hint,
                 "seconds": round(report.seconds, 3),
             }
         )
@@ -332,13 +435,65 @@ def index(
     summary.add_row("Time", f"{report.seconds:.2f} s")
     _out.print(summary)
     _out.print(f"Index file: {_safe(report.index_path)}", soft_wrap=True, highlight=False)
+    _out.print(f"Folder: {_safe(report.root)}", soft_wrap=True, highlight=False)
+    for folder, count in report.other_folders:
+        _out.print(
+            _safe(f"Also in the index: {count} documents from {folder}"),
+            soft_wrap=True,
+            highlight=False,
+        )
     if report.skipped:
         skipped = Table(title="Skipped files", title_style="yellow")
-        skipped.add_column("File")
+        skipped.add_column("Path")
         skipped.add_column("Reason")
         for item in report.skipped:
             skipped.add_row(_safe(item.path), _safe(item.reason))
         _out.print(skipped)
+    if hint is not None:
+        _err.print(_safe(f"Warning: {hint}"), style="yellow", soft_wrap=True)
+
+
+def _indexed(report: Any) -> int:
+    return len(report.added) + len(report.updated) + len(report.unchanged)
+
+
+#: What to do about each kind of reason, when a run indexed nothing (reason prefixes).
+_REMEDIES: Final = (
+    ("unsupported type", "only .md, .markdown, .txt and .pdf files are indexed"),
+    ("ignored by", "--no-gitignore indexes what .gitignore files leave out"),
+    ("excluded by", "drop the --exclude patterns that match"),
+    ("hidden", "hidden files and folders (names starting with a dot) are never indexed"),
+    ("symbolic link", "links are not followed: index the folder they point to"),
+    ("folder nested deeper", "index a deeper folder directly"),
+)
+
+
+def _empty_hint(root: str, skipped: Any, *, indexed: int) -> str | None:
+    """Why a run indexed nothing from its folder and what to do, or None if it indexed files."""
+    if indexed:
+        return None
+    if not skipped:
+        return (
+            f"nothing was indexed: {root} holds no files. Put Markdown (.md, .markdown), text "
+            "(.txt) or PDF (.pdf) files in it, or index another folder."
+        )
+    counts: Counter[str] = Counter()
+    remedies: list[str] = []
+    for item in skipped:
+        for prefix, remedy in _REMEDIES:
+            if item.reason.startswith(prefix):
+                counts[prefix] += 1
+                if remedy not in remedies:
+                    remedies.append(remedy)
+                break
+        else:
+            counts["other"] += 1
+    kinds = ", ".join(f"{count} {kind}" for kind, count in counts.most_common())
+    advice = "; ".join(remedies) or "the reasons are listed above"
+    return (
+        f"nothing was indexed: all {len(skipped)} entries of {root} were left out ({kinds}). "
+        f"{advice[0].upper()}{advice[1:]}."
+    )
 
 
 # --------------------------------------------------------------------------- search
@@ -346,7 +501,9 @@ def index(
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.", show_default=False)],
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)
+    ],
     provider: ProviderOption = None,
     index_file: IndexOption = None,
     config: ConfigOption = None,
@@ -446,7 +603,8 @@ def _show_search(provider: str, content: str, artifact: Any, *, raw: bool) -> No
     if not read.sources and not native.sources:
         _out.print(_safe(content if not raw else "No citable sources."))
         return
-    table = Table(title=_safe(f"{provider}: {len(read.sources) + len(native.sources)} sources"))
+    count = len(read.sources) + len(native.sources)
+    table = Table(title=_safe(f"{provider}: {count} source{'' if count == 1 else 's'}"))
     table.add_column("#", justify="right")
     table.add_column("Source")
     table.add_column("Evidence")
@@ -519,6 +677,7 @@ def verify(
     thread: Annotated[
         Path,
         typer.Argument(
+            metavar="THREAD",
             help=(
                 "Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list; "
                 "or a DeerFlow batch export (JSON or JSON Lines items with result and "
@@ -560,7 +719,7 @@ def verify(
             {
                 "thread": str(thread),
                 "messages": len(messages),
-                "assistant_messages": sum(1 for m in messages if m["role"] == "ai"),
+                "assistant_messages": _answers(messages),
                 "citations": [audit.to_json() for audit in audits],
                 "counts": {status: counts[status] for status in CITATION_STATUSES},
                 "forged": forged,
@@ -572,15 +731,29 @@ def verify(
         raise typer.Exit(EXIT_FINDING)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _answers(messages: list[dict[str, Any]]) -> int:
+    """Assistant messages with text: a message that only calls a tool answers nothing."""
+    return sum(
+        1 for m in messages if m["role"] == "ai" and "".join(text_parts(m["content"])).strip()
+    )
+
+
 def _show_audit(
     thread: Path, messages: list[dict[str, Any]], audits: list[CitationAudit], counts: Counter[str]
 ) -> None:
-    assistant = sum(1 for m in messages if m["role"] == "ai")
+    assistant = _answers(messages)
+    # The path on a line of its own: a long one would crowd the counts out of the title.
+    _out.print(_safe(str(thread)), soft_wrap=True)
     table = Table(
-        title=_safe(f"{thread}: {len(audits)} citations in {assistant} assistant messages")
+        title=f"{_count(len(audits), 'citation')} in {_count(assistant, 'assistant message')}"
     )
     table.add_column("Msg", justify="right")
-    table.add_column("Status")
+    # Never cut: "evidence-not-loaded" is the finding (other columns wrap first).
+    table.add_column("Status", no_wrap=True, min_width=max(map(len, CITATION_STATUSES)))
     table.add_column("Kind")
     table.add_column("Label")
     table.add_column("Source / reason")
@@ -612,17 +785,23 @@ def serve(
         str | None,
         typer.Option(
             "--model",
+            metavar="PROVIDER:NAME",
             help="Chat model as provider:name (e.g. openai:gpt-4o-mini), built with LangChain's "
             "init_chat_model. Default: the offline extractive responder (no credentials).",
             show_default=False,
         ),
     ] = None,
-    host: Annotated[str, typer.Option("--host", help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="TCP port.", min=1, max=65535)] = 8000,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="Interface to bind.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", metavar="PORT", help="TCP port (1-65535).", min=1, max=65535)
+    ] = 8000,
     checkpoint: Annotated[
         str | None,
         typer.Option(
             "--checkpoint",
+            metavar="PATH|URL",
             help="Thread storage: a SQLite file path or a postgres:// URL "
             "(default: .deerflow-knowledge/threads.sqlite).",
             show_default=False,
@@ -636,6 +815,7 @@ def serve(
         list[str] | None,
         typer.Option(
             "--cors-origin",
+            metavar="ORIGIN",
             help="An origin (e.g. http://localhost:3000) allowed to call the API from a browser; "
             "repeatable. Default: none (same-origin only).",
             show_default=False,
@@ -643,7 +823,12 @@ def serve(
     ] = None,
     run_timeout: Annotated[
         float,
-        typer.Option("--run-timeout", help="Time budget of one run, in seconds.", min=0.001),
+        typer.Option(
+            "--run-timeout",
+            metavar="SECONDS",
+            help="Time budget of one run, in seconds (more than 0).",
+            min=0.001,
+        ),
     ] = 300.0,
 ) -> None:
     """Run the reference gateway (FastAPI + LangGraph) with the bundled chat page.

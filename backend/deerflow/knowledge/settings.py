@@ -131,7 +131,7 @@ def load_settings(
             values[name] = _coerce(name, value)
     settings = replace(KnowledgeSettings(), **values)
     if settings.provider not in PROVIDER_NAMES:
-        raise SettingsError(f"Unknown provider: expected one of {', '.join(PROVIDER_NAMES)}.")
+        raise SettingsError(_unknown_provider(settings.provider))
     return settings
 
 
@@ -186,6 +186,11 @@ def _coerce(name: str, value: Any) -> Any:
     return value
 
 
+def _unknown_provider(name: object) -> str:
+    # The bad value is repeated (quoted, so an empty or spaced one shows) to say what was read.
+    return f"Unknown provider {str(name)!r}: expected one of {', '.join(PROVIDER_NAMES)}."
+
+
 def build_provider(name: str, settings: KnowledgeSettings) -> RetrievalProvider:
     """The provider called ``name`` configured from ``settings``.
 
@@ -223,4 +228,4 @@ def build_provider(name: str, settings: KnowledgeSettings) -> RetrievalProvider:
             datasets=list(settings.ragflow_datasets) or None,
         )
         return provider
-    raise SettingsError(f"Unknown provider: expected one of {', '.join(PROVIDER_NAMES)}.")
+    raise SettingsError(_unknown_provider(name))

@@ -198,8 +198,8 @@ class _Walker:
         for name, item in artifact.items():
             if _is_reserved(name):
                 self.removed += 1
-            else:
-                clean[name] = self.walk(item, depth + 1)
+            else:  # an artifact is a mapping too: its own "artifact" entry is stripped as well
+                clean[name] = self._field(name, item, depth + 1)
         return clean
 
     def _mapping(self, value: Mapping[Any, Any], depth: int) -> Any:

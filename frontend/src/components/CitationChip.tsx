@@ -25,6 +25,7 @@ import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
 import { visibleText } from "../visible.js";
 import { placePreview, type Box } from "./placement.js";
 import { findQuote, type QuoteSpan } from "./quote.js";
+import { readableExcerpt } from "./readable.js";
 import { isPinned, openChip, useChipGroup, type ChipHandlers } from "./chipState.js";
 
 export interface CitationChipProps {
@@ -54,13 +55,15 @@ export function shortDescription(display: SourceDisplay, labels: KnowledgeLabels
   return parts.join(", ");
 }
 
+/** The excerpt as readable text (see readable.ts), the quoted characters marked. */
 function excerptWithQuote(excerpt: string, quote: QuoteSpan | null): ReactNode {
-  if (quote === null) return excerpt;
+  const shown = readableExcerpt(excerpt);
+  if (quote === null) return shown(0, excerpt.length);
   return (
     <>
-      {excerpt.slice(0, quote.start)}
-      <mark className="dk-quote">{excerpt.slice(quote.start, quote.end)}</mark>
-      {excerpt.slice(quote.end)}
+      {shown(0, quote.start)}
+      <mark className="dk-quote">{shown(quote.start, quote.end)}</mark>
+      {shown(quote.end, excerpt.length)}
     </>
   );
 }
@@ -173,8 +176,24 @@ function boxOf(element: Element): Box {
   return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
 }
 
-/** The visible part of the nearest scrolling ancestor (the message list), inside the viewport. */
+/**
+ * Pixels a preview keeps from the left and right edges of the visible message list: on a phone
+ * that edge is the screen's, and a box touching it reads as cut off.
+ */
+export const PREVIEW_EDGE_MARGIN = 8;
+
+/**
+ * The visible part of the nearest scrolling ancestor (the message list), inside the viewport,
+ * less {@link PREVIEW_EDGE_MARGIN} on the left and right.
+ */
 function visibleBound(element: Element): Box {
+  const bound = scrollingBound(element);
+  // Only when the margins leave room for a preview at all (a very narrow list keeps its edges).
+  if (bound.right - bound.left <= 4 * PREVIEW_EDGE_MARGIN) return bound;
+  return { ...bound, left: bound.left + PREVIEW_EDGE_MARGIN, right: bound.right - PREVIEW_EDGE_MARGIN };
+}
+
+function scrollingBound(element: Element): Box {
   let bound: Box = { left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight };
   for (let node = element.parentElement; node !== null && node !== document.body; node = node.parentElement) {
     const overflow = getComputedStyle(node).overflowY;
@@ -250,7 +269,8 @@ export interface ChipView {
 export function chipElements(view: ChipView, key?: Key): ReactElement {
   const { display, number, suffix, labels, previewId, handlers } = view;
   const title = display.title ?? labels.untitled;
-  const named = suffix === undefined ? title : `${title} (${suffix})`;
+  // The name contains the visible text ("Title · excerpt 2") word for word: WCAG 2.5.3.
+  const named = suffix === undefined ? title : `${title} · ${suffix}`;
   return (
     <Fragment key={key}>
       <button

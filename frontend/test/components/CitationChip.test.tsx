@@ -334,6 +334,8 @@ describe("two sources of one document", () => {
       "Solo",
       "Manual · p. 3",
     ]);
-    expect(chips[3]!.getAttribute("aria-label")).toBe("Source 4: Notes (excerpt 2)");
+    expect(chips[3]!.getAttribute("aria-label")).toBe("Source 4: Notes · excerpt 2");
+    // Label in name (WCAG 2.5.3): each chip's name holds its visible text word for word.
+    for (const chip of chips) expect(chip.getAttribute("aria-label")).toContain(chip.textContent);
   });
 });

@@ -90,6 +90,24 @@ describe("KnowledgeMarkdown renders exactly the citations findCitations finds", 
       `[citation:missing](#knowledge-source-${missing}) [citation:w](https://example.com)`,
     ].join("\n"),
     "nested brackets: the innermost link wins": `[x [citation:C](${handle(c)}) y](${handle(a)}) [citation:A](${handle(a)})`,
+    // Past MAX_NESTING_DEPTH the markers are text for both: code and HTML there stay what the
+    // capped text makes them, on screen as in findCitations.
+    "past 32 nested quotes and list items": [
+      `[citation:A](${handle(a)})`,
+      ``,
+      `${">".repeat(33)}     [citation:B](${handle(b)})`,
+      ``,
+      `${"> ".repeat(33)}\`\`\``,
+      `${"> ".repeat(33)}[citation:C](${handle(c)})`,
+      `${"> ".repeat(33)}\`\`\``,
+      ``,
+      `${"- ".repeat(33)}<div>`,
+      `${"  ".repeat(33)}[citation:A](${handle(a)})`,
+      ``,
+      `${"1. ".repeat(34)}    [citation:B](${handle(b)})`,
+      ``,
+      `${">".repeat(40)} [citation:C](${handle(c)})`,
+    ].join("\n"),
   };
 
   for (const [name, markdown] of Object.entries(messages)) {

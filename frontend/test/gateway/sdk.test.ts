@@ -1,7 +1,7 @@
-// `@langchain/langgraph-sdk`'s Client (the 1.x and 2.x lines, as npm aliases) against a real gateway
-// process: the same calls `useStream`, Agent Chat UI and DeerFlow's frontend make.
+// `@langchain/langgraph-sdk`'s Client (the 1.x line, as an npm alias; its publisher deprecated the
+// one 2.x release, 2.0.0, and `latest` is 1.x) against a real gateway process: the same calls
+// `useStream`, Agent Chat UI and DeerFlow's frontend make.
 import { Client as Client1 } from "langgraph-sdk-1";
-import { Client as Client2 } from "langgraph-sdk-2";
 import { describe, expect, inject, it } from "vitest";
 
 import { readEnvelope } from "../../src/envelope";
@@ -29,11 +29,6 @@ const lines: [string, () => AnyClient, () => AnyClient][] = [
     "1.x",
     () => new Client1({ apiUrl: inject("gatewayUrl") }),
     () => new Client1({ apiUrl: inject("gatedGatewayUrl") }),
-  ],
-  [
-    "2.x",
-    () => new Client2({ apiUrl: inject("gatewayUrl") }) as unknown as AnyClient,
-    () => new Client2({ apiUrl: inject("gatedGatewayUrl") }) as unknown as AnyClient,
   ],
 ];
 

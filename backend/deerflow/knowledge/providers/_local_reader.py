@@ -8,9 +8,12 @@ interpreter started with :mod:`subprocess`, not :mod:`multiprocessing`: its ``sp
 ``forkserver`` start methods run the caller's main script again (an unguarded script would index
 twice), and ``fork`` is unsafe in a process with threads. The child receives batches of paths on
 its stdin and sends each batch's results back, pickled, on its stdout, in order; pickle is safe
-here because both ends are this module, over pipes that no one else holds. A file that cannot be
-read or parsed is a result like any other (a :class:`SkipFile`); anything else the child raises,
-or its death, is an :class:`UpstreamError` in the parent, which then rolls the run back.
+here because both ends are this module, over pipes that no one else holds. The child inherits
+the descriptor of the indexed folder that the parent opened, and reads every file relative to it
+(:class:`~deerflow.knowledge.providers.documents.FolderReader`), as the parent's thread does. A
+file that cannot be read or parsed is a result like any other (a :class:`SkipFile`); anything else
+the child raises, or its death, is an :class:`UpstreamError` in the parent, which then rolls the
+run back.
 """
 
 from __future__ import annotations
@@ -26,12 +29,14 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final, Generic, TypeVar
 
 from deerflow.knowledge.providers.chunking import chunk_text
 from deerflow.knowledge.providers.documents import (
+    FolderReader,
+    PdfLimits,
     SkipFile,
     document_pages,
     one_line_path,
@@ -97,6 +102,10 @@ class Settings:
     max_bytes: int
     chunk_chars: int
     chunk_overlap: int
+    root_fd: int | None = None
+    """A descriptor of the indexed folder (the same number in the child, which inherits it):
+    paths are then relative to it and read through a :class:`FolderReader`."""
+    pdf: PdfLimits = field(default_factory=PdfLimits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,24 +135,33 @@ def spare_core() -> bool:
     return load < cores
 
 
-def chunks(file: Path, data: bytes, settings: Settings) -> list[tuple[int | None, str]]:
+def chunks(file: Path | str, data: bytes, settings: Settings) -> list[tuple[int | None, str]]:
     """The ``(page, text)`` chunks of a file's bytes; :class:`SkipFile` if it cannot be parsed."""
     return [
         (page, chunk)
-        for page, text in document_pages(file, data)
+        for page, text in document_pages(file, data, limits=settings.pdf)
         for chunk in chunk_text(
             text, chunk_chars=settings.chunk_chars, chunk_overlap=settings.chunk_overlap
         )
     ]
 
 
-def prepare(file: Path, previous: str | None, settings: Settings) -> Prepared | SkipFile:
+def prepare(
+    file: Path | str,
+    previous: str | None,
+    settings: Settings,
+    folder: FolderReader | None = None,
+) -> Prepared | SkipFile:
     """Read and hash ``file``; chunk it unless its digest is ``previous`` (then ``parts`` is None).
 
+    With a ``folder``, ``file`` is a path relative to it, read through it; otherwise a path.
     A file that cannot be indexed is returned as its :class:`SkipFile`, not raised.
     """
     try:
-        data = read_bytes(file, max_bytes=settings.max_bytes)
+        if folder is not None:
+            data = folder.read(os.fspath(file), max_bytes=settings.max_bytes)
+        else:
+            data = read_bytes(Path(file), max_bytes=settings.max_bytes)
         digest = hashlib.sha256(data).hexdigest()
         if digest == previous:
             return Prepared(digest, len(data), None)
@@ -281,8 +299,9 @@ class ReaderProcess:
         self._received: ReadAhead[range, list[Prepared | SkipFile]] | None = None
 
     @classmethod
-    def start(cls) -> ReaderProcess:
-        """Start the child; :class:`OSError` if it cannot be (no interpreter to run, no fork)."""
+    def start(cls, *, pass_fds: Sequence[int] = ()) -> ReaderProcess:
+        """Start the child, which inherits the descriptors ``pass_fds`` (the indexed folder's);
+        :class:`OSError` if it cannot be (no interpreter to run, no fork)."""
         if not sys.executable or getattr(sys, "frozen", False):  # a frozen app is not Python
             raise OSError("no Python interpreter to run")
         # A file, not a pipe: a child that writes much to stderr can never block on it.
@@ -294,6 +313,7 @@ class ReaderProcess:
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 close_fds=True,
+                pass_fds=tuple(pass_fds),
             )
         except BaseException:
             stderr.close()
@@ -313,14 +333,15 @@ class ReaderProcess:
 
     def prepare(
         self,
-        files: Sequence[tuple[Path, str | None, int]],
+        files: Sequence[tuple[Path | str, str | None, int]],
         settings: Settings,
         *,
         budget: int,
         task_bytes: int = TASK_BYTES,
         task_files: int = TASK_FILES,
     ) -> Generator[Prepared | SkipFile, None, None]:
-        """:func:`prepare` for every ``(file, previous digest, size)``, in order, run by the
+        """:func:`prepare` for every ``(file, previous digest, size)`` (``file`` relative to
+        ``settings.root_fd`` when it is set), in order, run by the
         child in batches (:func:`tasks`) from now on, ahead of the caller for as long as the
         results not yet taken come from at most ``budget`` bytes of files (at least one batch).
         Call it once.
@@ -427,11 +448,12 @@ def serve() -> None:
     sink = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     settings: Settings = pickle.load(source)
+    folder = FolderReader(settings.root_fd) if settings.root_fd is not None else None
     for batch in _batches(source):
         try:
             message: tuple[bool, object] = (
                 True,
-                [prepare(Path(file), previous, settings) for file, previous in batch],
+                [prepare(file, previous, settings, folder) for file, previous in batch],
             )
         except Exception as exc:  # reported to the parent, which raises it
             message = (False, f"{type(exc).__name__}: {one_line_path(str(exc))}")

@@ -1,9 +1,19 @@
-"""Cut document text into chunks on paragraph, sentence and word boundaries. Pure.
+"""Cut document text into chunks of whole sentences. Pure.
 
-Chunks are at most ``chunk_chars`` code points, cut on paragraph, then sentence, then word
-boundaries (a hard cut only inside an over-long word); each repeats up to ``chunk_overlap`` code
-points of whole sentences from the end of the previous one. A chunk is a slice of the text, so an
-excerpt is always text the document really contains. Used by the local index
+An excerpt is what a person reads in a citation preview and what the responder quotes, so a chunk
+starts and ends where a statement does. The text is read as blocks — paragraphs (separated by a
+blank line) and fenced code blocks (```` ``` ```` or ``~~~`` up to the closing fence, blank lines
+and all) — and each paragraph as units: its sentences, its Markdown headings, list items, table
+rows and quotations (each starts on a new line), and a short heading line at its start (a PDF
+page's or a text file's title). A line break inside a paragraph is a soft wrap, not a boundary.
+
+Chunks are at most ``chunk_chars`` code points of whole units, preferring to end at a block end.
+A code fence is one unit: a chunk boundary never falls inside it unless the fence alone is longer
+than a chunk, and only then (like a sentence longer than a chunk) is it cut, at lines, then at
+words, a hard cut only inside an over-long word. Each chunk repeats up to ``chunk_overlap`` code
+points of whole units from the end of the previous one, so a statement near a boundary is found
+whole. A chunk is a slice of the text, so an excerpt is always text the document really contains;
+a PDF page is chunked on its own, so a chunk keeps its page. Used by the local index
 (:mod:`deerflow.knowledge.providers.local`).
 """
 
@@ -33,10 +43,18 @@ DEFAULT_CHUNK_CHARS: Final = 800
 DEFAULT_CHUNK_OVERLAP: Final = 120
 MIN_CHUNK_CHARS: Final = 16
 MAX_CHUNK_CHARS: Final = MAX_EXCERPT_CHARS
-_PARAGRAPH_BREAK_RE = re.compile(r"\n[ \t]*(?:\r?\n)\s*")
-_SENTENCE_BREAK_RE = re.compile(r"(?<=[.!?;:\u3002\uff01\uff1f])\s+|\n")
+#: A first line at most this long, with no sentence punctuation at its end and followed by a line
+#: that starts with a capital, is a heading (wrapped prose goes on in lower case or with code).
+_HEADING_MAX_CHARS: Final = 80
+
+_FENCE_RE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
+#: A line that starts a Markdown block of its own: heading, list item, table row, quotation.
+_BLOCK_START_RE = re.compile(r"[ \t]*(?:#{1,6}(?:\s|$)|[-*+]\s|\d{1,9}[.)]\s|\||>)")
+_HEADING_LINE_RE = re.compile(r"[ \t]*#{1,6}(?:\s|$)")
+#: A sentence ends at ``.``, ``!`` or ``?`` (closing quotes and brackets included) and white space,
+#: unless the text goes on in lower case ("e.g. this"); or at an ideographic full stop.
+_SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f]\s*")
 _WORD_BREAK_RE = re.compile(r"\s+")
-_SEPARATORS: Final = (_PARAGRAPH_BREAK_RE, _SENTENCE_BREAK_RE, _WORD_BREAK_RE)
 
 
 def chunk_text(
@@ -50,7 +68,16 @@ def chunk_text(
     Every chunk is a slice of ``text`` with surrounding white space removed; blank text gives none.
     """
     check_chunking(chunk_chars, chunk_overlap)
-    units = list(_units(text, 0, len(text), 0, chunk_chars))
+    units: list[tuple[int, int]] = []
+    block_ends: set[int] = set()  # indexes of the units that end a block
+    headings: set[int] = set()  # and of those that head what follows them
+    for lines, fenced in _blocks(text):
+        for unit, heading in _block_units(text, lines, fenced):
+            units.extend(_fit(text, *unit, chunk_chars))
+            if heading:
+                headings.add(len(units) - 1)
+        if units and len(units) - 1 not in headings:
+            block_ends.add(len(units) - 1)
     chunks: list[str] = []
     first = 0
     while first < len(units):
@@ -58,7 +85,9 @@ def chunk_text(
         last = first  # the last unit that fits
         while last + 1 < len(units) and units[last + 1][1] - start <= chunk_chars:
             last += 1
-        last = _prefer_paragraph_end(text, units, first, last, chunk_chars)
+        if last in headings and last + 1 < len(units):  # a heading goes with the text it heads
+            last = next((u for u in range(last - 1, first - 1, -1) if u not in headings), last)
+        last = _prefer_block_end(units, block_ends, first, last, chunk_chars)
         chunks.append(text[start : units[last][1]])
         if last + 1 == len(units):
             break
@@ -79,41 +108,149 @@ def check_chunking(chunk_chars: object, chunk_overlap: object) -> None:
         )
 
 
-def _units(text: str, start: int, end: int, level: int, size: int) -> Iterator[tuple[int, int]]:
-    """Spans of ``text`` of at most ``size``, split at the coarsest boundary that makes them fit."""
+def _lines(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of every line, its line break excluded."""
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        if end < 0:
+            if start < len(text):
+                yield start, len(text)
+            return
+        yield start, end
+        start = end + 1
+
+
+def _blocks(text: str) -> Iterator[tuple[list[tuple[int, int]], bool]]:
+    """The lines of each paragraph and fenced code block, in order, and whether it is a fence."""
+    lines: list[tuple[int, int]] = []
+    fence: str | None = None
+    for line_start, line_end in _lines(text):
+        line = text[line_start:line_end]
+        if fence is not None:
+            lines.append((line_start, line_end))
+            closing = _FENCE_RE.match(line)
+            if (
+                closing
+                and closing.group(1)[0] == fence[0]
+                and len(closing.group(1)) >= len(fence)
+                and line[closing.end() :].strip() == ""
+            ):
+                yield lines, True
+                lines, fence = [], None
+            continue
+        opening = _FENCE_RE.match(line)
+        # A backtick fence's info string holds no backtick (else it is inline code).
+        if opening and not (opening.group(1)[0] == "`" and "`" in line[opening.end() :]):
+            if lines:
+                yield lines, False
+            lines, fence = [(line_start, line_end)], opening.group(1)
+        elif line.strip() == "":
+            if lines:
+                yield lines, False
+            lines = []
+        else:
+            lines.append((line_start, line_end))
+    if lines:
+        yield lines, fence is not None  # an unclosed fence runs to the end of the text
+
+
+def _block_units(
+    text: str, lines: list[tuple[int, int]], fenced: bool
+) -> Iterator[tuple[tuple[int, int], bool]]:
+    """The units of one block, each with whether it is a heading: a fence whole; a paragraph's
+    lines grouped into statements (a new one at each Markdown block line, after a heading line and
+    after a first-line title), each cut into sentences."""
+    if fenced:
+        for unit in _trimmed(text, lines[0][0], lines[-1][1]):
+            yield unit, False
+        return
+    groups: list[tuple[list[tuple[int, int]], bool]] = []
+    for index, (line_start, line_end) in enumerate(lines):
+        line = text[line_start:line_end]
+        following = (
+            text[lines[index + 1][0] : lines[index + 1][1]] if index + 1 < len(lines) else ""
+        )
+        heading = bool(_HEADING_LINE_RE.match(line)) or (
+            index == 0 and _looks_like_heading(line.strip(), following.strip())
+        )
+        if not groups or heading or groups[-1][1] or _BLOCK_START_RE.match(line):
+            groups.append(([(line_start, line_end)], heading))
+        else:
+            groups[-1][0].append((line_start, line_end))
+    for group, heading in groups:
+        if heading:
+            for unit in _trimmed(text, group[0][0], group[-1][1]):
+                yield unit, True
+        else:
+            for unit in _sentences(text, group[0][0], group[-1][1]):
+                yield unit, False
+
+
+def _looks_like_heading(line: str, following: str) -> bool:
+    return (
+        0 < len(line) <= _HEADING_MAX_CHARS
+        and line[0].isupper()
+        and line[-1] not in ".!?,;:"
+        and following[:1].isupper()
+    )
+
+
+def _sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    cursor = start
+    for match in _SENTENCE_END_RE.finditer(text, start, end):
+        if match.end() >= end:
+            break
+        if text[match.end()].islower():
+            continue
+        yield from _trimmed(text, cursor, match.end())
+        cursor = match.end()
+    yield from _trimmed(text, cursor, end)
+
+
+def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
-    if start == end:
-        return
-    # Paragraphs are always split into sentences, so that overlap can be whole sentences.
-    if end - start <= size and level >= 2:
+    if start < end:
+        yield start, end
+
+
+def _fit(text: str, start: int, end: int, size: int) -> Iterator[tuple[int, int]]:
+    """A unit longer than ``size`` cut at lines, then words, then (one over-long word) anywhere."""
+    if end - start <= size:
         yield start, end
         return
-    if level == len(_SEPARATORS):  # one word longer than a chunk: cut it
-        for cut in range(start, end, size):
-            yield cut, min(cut + size, end)
-        return
+    for pattern in (re.compile(r"\n"), _WORD_BREAK_RE):
+        pieces = list(_split(text, start, end, pattern))
+        if len(pieces) > 1:
+            for piece in pieces:
+                yield from _fit(text, *piece, size)
+            return
+    for cut in range(start, end, size):
+        yield cut, min(cut + size, end)
+
+
+def _split(text: str, start: int, end: int, pattern: re.Pattern[str]) -> Iterator[tuple[int, int]]:
     cursor = start
-    for match in _SEPARATORS[level].finditer(text, start, end):
-        yield from _units(text, cursor, match.start(), level + 1, size)
+    for match in pattern.finditer(text, start, end):
+        yield from _trimmed(text, cursor, match.start())
         cursor = match.end()
-    yield from _units(text, cursor, end, level + 1, size)
+    yield from _trimmed(text, cursor, end)
 
 
-def _prefer_paragraph_end(
-    text: str, units: Sequence[tuple[int, int]], first: int, last: int, size: int
+def _prefer_block_end(
+    units: Sequence[tuple[int, int]], block_ends: set[int], first: int, last: int, size: int
 ) -> int:
-    """End a full chunk at its last paragraph break if that keeps it at least half full."""
+    """End a full chunk at its last block end if that keeps it at least half full."""
     if last + 1 == len(units):
         return last
     start = units[first][0]
     for candidate in range(last, first, -1):
         if units[candidate][1] - start < size // 2:
             break
-        gap = text[units[candidate][1] : units[candidate + 1][0]]
-        if gap.count("\n") >= 2:
+        if candidate in block_ends:
             return candidate
     return last
 

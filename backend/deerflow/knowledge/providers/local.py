@@ -11,15 +11,23 @@ it from a folder of Markdown (``.md``, ``.markdown``), text (``.txt``) and PDF (
   most ``chunk_chars`` code points on paragraph, sentence and word boundaries; chunks are slices of
   the extracted text, so an excerpt is always text the document really contains.
 * **Reading.** :mod:`~deerflow.knowledge.providers.documents` finds the files and reads them
-  (PDF text page by page); this module is the index: its schema, the incremental writer and the
-  search. It stays one module because the writer and the reader share the schema, its version
-  and the transaction rules below.
+  (PDF text page by page, within limits on what it expands to), from a descriptor of the folder
+  that this module opens once per run, so that nothing outside the folder is read;
+  :mod:`~deerflow.knowledge.providers._ignore` applies exclude patterns and ``.gitignore`` files.
+  This module is the index: its schema, the incremental writer and the search. It stays one
+  module because the writer and the reader share the schema, its version and the transaction
+  rules below.
+* **Folders.** Each document records the folder it was indexed from (its real path). A run
+  updates its own folder's documents and, by its ``mode``, refuses to start beside another
+  folder's documents (the default: never drop them unasked), keeps them, or removes them. A
+  title names one document, so a path another folder already has is skipped with a reason.
 * **Incremental.** A file whose content hash is unchanged is skipped; a changed file is re-chunked;
   a file that disappeared (or is now skipped) leaves the index. One write transaction covers the
   whole run, and the database is in WAL mode: a concurrent reader sees the index as it was before
   the run or after it, never half-way. (A first build, into an index with no documents yet, uses
   a rollback journal instead and switches back to WAL when it ends: a reader then waits for the
-  commit, up to the busy timeout, instead of seeing the empty index.) An unreadable or corrupt file, one larger than
+  commit, up to the busy timeout, instead of seeing the empty index; a second run waits for it
+  too.) An unreadable or corrupt file, one larger than
   ``max_file_bytes``, and anything that is not a regular file (a named pipe, socket or device:
   opened non-blocking and never read, so nothing waits while holding the write transaction) are
   skipped with a reason in the :class:`IndexReport`; the rest is indexed.
@@ -52,7 +60,7 @@ import re
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
@@ -77,12 +85,23 @@ from deerflow.knowledge.providers.chunking import (
     chunk_text,
 )
 from deerflow.knowledge.providers.chunking import check_chunking as _check_chunking
-from deerflow.knowledge.providers.documents import MAX_FILE_BYTES, SUPPORTED_SUFFIXES, SkippedFile
+from deerflow.knowledge.providers.documents import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_PAGE_CHARS,
+    MAX_PAGE_CONTENT_BYTES,
+    MAX_PDF_CHARS,
+    SUPPORTED_SUFFIXES,
+    PdfLimits,
+    SkippedFile,
+)
 from deerflow.knowledge.providers.documents import Candidate as _Candidate
+from deerflow.knowledge.providers.documents import FolderReader as _FolderReader
 from deerflow.knowledge.providers.documents import SkipFile as _SkipFile
 from deerflow.knowledge.providers.documents import discover as _discover
 from deerflow.knowledge.providers.documents import one_line_path as _one_line
-from deerflow.knowledge.providers.errors import ProviderConfigError
+from deerflow.knowledge.providers.documents import open_folder as _open_folder
+from deerflow.knowledge.providers.errors import ProviderConfigError, UpstreamError
 
 __all__ = [
     "CHILD_MIN_BYTES",
@@ -91,8 +110,12 @@ __all__ = [
     "DEFAULT_LIMIT",
     "DEFAULT_SCORED_ROWS",
     "MAX_CHUNK_CHARS",
+    "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_LIMIT",
+    "MAX_PAGE_CHARS",
+    "MAX_PAGE_CONTENT_BYTES",
+    "MAX_PDF_CHARS",
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
     "MIN_CHUNK_CHARS",
@@ -100,6 +123,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "SUPPORTED_SUFFIXES",
     "FileOutcome",
+    "FolderChoiceNeeded",
+    "IndexMode",
     "IndexProgress",
     "IndexReport",
     "LocalProvider",
@@ -123,11 +148,12 @@ MAX_LIMIT: Final = MAX_SOURCES
 MAX_QUERY_CHARS: Final = 4_096
 #: Distinct query terms kept, in order of first appearance; the rest are ignored.
 MAX_QUERY_TERMS: Final = 64
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 #: Index schemas this version reads. Version 1 kept the full-text index in step with triggers;
-#: version 2 writes it from code (in bulk for a full build), otherwise the same tables. The first
-#: ``index`` run on a version 1 file upgrades it in place.
-_READABLE_SCHEMAS: Final = frozenset({"1", str(SCHEMA_VERSION)})
+#: version 2 writes it from code (in bulk for a full build), otherwise the same tables; version 3
+#: records the folder each document was indexed from (an index can hold several). The first
+#: ``index`` run on an older file upgrades it in place.
+_READABLE_SCHEMAS: Final = frozenset({"1", "2", str(SCHEMA_VERSION)})
 
 _FORMAT: Final = "deerflow-knowledge-local"
 _CHUNKER_VERSION: Final = 1
@@ -200,7 +226,8 @@ _SCHEMA: Final = (
         path TEXT NOT NULL UNIQUE,
         sha256 TEXT NOT NULL,
         size INTEGER NOT NULL,
-        chunks INTEGER NOT NULL
+        chunks INTEGER NOT NULL,
+        folder TEXT NOT NULL DEFAULT ''
     )""",
     """CREATE TABLE chunks (
         id INTEGER PRIMARY KEY,
@@ -260,6 +287,23 @@ def query_terms(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
 
 
 FileOutcome = Literal["added", "updated", "unchanged", "removed", "skipped"]
+#: What a run does with documents indexed from other folders: ``"update"`` (the default) refuses
+#: to run while there are any (:class:`FolderChoiceNeeded`), ``"add"`` keeps them beside this
+#: folder's, ``"replace"`` removes them. The folder's own documents are updated in every mode.
+IndexMode = Literal["update", "add", "replace"]
+_MODES: Final = ("update", "add", "replace")
+
+
+class FolderChoiceNeeded(ProviderConfigError):
+    """The index holds documents indexed from other folders, and the run did not say whether to
+    keep them (``mode="add"``) or remove them (``mode="replace"``); nothing was changed."""
+
+    def __init__(self, message: str, *, folders: tuple[str, ...], documents: int) -> None:
+        super().__init__(message, provider=PROVIDER_NAME)
+        self.folders = folders
+        """The other folders, as indexed (real paths)."""
+        self.documents = documents
+        """How many documents they hold."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +319,7 @@ class IndexProgress:
 @dataclass(frozen=True, slots=True)
 class IndexReport:
     root: str
+    """The folder indexed (its real path, POSIX separators)."""
     index_path: str
     added: tuple[str, ...] = ()
     updated: tuple[str, ...] = ()
@@ -287,6 +332,8 @@ class IndexReport:
     """Chunks written by this run (added and updated files)."""
     documents: int = 0
     """Documents in the index after the run."""
+    other_folders: tuple[tuple[str, int], ...] = ()
+    """The other folders whose documents the index holds after the run, with their counts."""
     seconds: float = 0.0
 
     @property
@@ -472,26 +519,55 @@ class LocalProvider:
         self,
         root: str | os.PathLike[str],
         *,
+        mode: IndexMode = "update",
+        exclude: Sequence[str] = (),
+        gitignore: bool = True,
         progress: Callable[[IndexProgress], None] | None = None,
+        waiting: Callable[[], None] | None = None,
         max_file_bytes: int = MAX_FILE_BYTES,
+        max_depth: int = MAX_DEPTH,
+        max_pdf_chars: int = MAX_PDF_CHARS,
+        max_page_chars: int = MAX_PAGE_CHARS,
+        max_page_content_bytes: int = MAX_PAGE_CONTENT_BYTES,
         child_min_bytes: int | None = CHILD_MIN_BYTES,
     ) -> IndexReport:
         """Build or update the index so that it mirrors the supported files under ``root``.
 
         Runs in one write transaction (readers keep seeing the previous state until it commits).
-        Raises :class:`ProviderConfigError` when ``root`` is not a folder or the index file is not
-        a deerflow-knowledge index; a file that cannot be indexed is skipped and reported instead:
-        one larger than ``max_file_bytes``, and anything that is not a regular file (a named pipe,
-        socket or device is never opened in a way that could block the write transaction).
+        An index can hold several folders: ``mode`` says what happens to the documents of other
+        folders (see :data:`IndexMode`; by default the run refuses with
+        :class:`FolderChoiceNeeded` rather than drop them). ``exclude`` patterns and, unless
+        ``gitignore`` is False, the folder's ``.gitignore`` files leave paths out (both in
+        ``.gitignore`` syntax). Raises :class:`ProviderConfigError` when ``root`` is not a
+        folder, a pattern or limit is invalid, or the index file is not a deerflow-knowledge
+        index; everything left out is reported with a reason instead: a file larger than
+        ``max_file_bytes``, a PDF whose text is longer than ``max_pdf_chars`` (``max_page_chars``
+        on one page, or whose page content is over ``max_page_content_bytes``), a folder deeper
+        than ``max_depth``, hidden entries, unsupported types, symbolic links, and anything that
+        is not a regular file (a named pipe, socket or device is never opened in a way that could
+        block the write transaction).
+
+        If another run is writing the index, this one waits for it (calling ``waiting`` once)
+        up to the busy timeout, then raises :class:`UpstreamError` having changed nothing.
 
         When the files weigh ``child_min_bytes`` or more together and the machine has an idle
         core, they are read and chunked in a child process (on that core, while this one writes);
-        ``None`` keeps every run in this process. The index is the same either way. Raises :class:`UpstreamError` (and leaves the
-        index as it was) if that process fails or dies.
+        ``None`` keeps every run in this process. The index is the same either way. Raises
+        :class:`UpstreamError` (and leaves the index as it was) if that process fails or dies.
         """
-        if type(max_file_bytes) is not int or max_file_bytes < 1:
+        for name, value in (
+            ("max_file_bytes", max_file_bytes),
+            ("max_pdf_chars", max_pdf_chars),
+            ("max_page_chars", max_page_chars),
+            ("max_page_content_bytes", max_page_content_bytes),
+        ):
+            if type(value) is not int or value < 1:
+                raise ProviderConfigError(
+                    f"Invalid local {name}: expected a positive integer.", provider=PROVIDER_NAME
+                )
+        if type(max_depth) is not int or max_depth < 0:
             raise ProviderConfigError(
-                "Invalid local max_file_bytes: expected a positive integer.",
+                "Invalid local max_depth: expected an integer of at least 0.",
                 provider=PROVIDER_NAME,
             )
         if child_min_bytes is not None and (
@@ -501,50 +577,124 @@ class LocalProvider:
                 "Invalid local child_min_bytes: expected None or an integer of at least 0.",
                 provider=PROVIDER_NAME,
             )
+        if mode not in _MODES:
+            raise ProviderConfigError(
+                f"Invalid local mode: expected one of {', '.join(_MODES)}.", provider=PROVIDER_NAME
+            )
+        if isinstance(exclude, str):
+            raise ProviderConfigError(
+                "Invalid local exclude: expected a list of patterns, not one string.",
+                provider=PROVIDER_NAME,
+            )
         started = time.perf_counter()
         root_path = Path(root).expanduser().absolute()
         if not root_path.is_dir():
             raise ProviderConfigError(f"Not a folder: {root_path}.", provider=PROVIDER_NAME)
-        candidates, skipped = _discover(root_path)
-        child = None
-        if (
-            child_min_bytes is not None
-            and sum(c.size for c in candidates) >= child_min_bytes
-            and _local_reader.spare_core()
-        ):
-            child = _start_reader()
         try:
-            self._index_path.parent.mkdir(parents=True, exist_ok=True)
-            connection = self._connect_writer()
+            root_fd = _open_folder(root_path)
+        except OSError as exc:
+            raise ProviderConfigError(
+                f"Cannot open the folder {root_path} ({exc.strerror or type(exc).__name__}).",
+                provider=PROVIDER_NAME,
+            ) from None
+        try:
+            # The folder's identity: the same folder named another way is the same folder.
+            folder = Path(os.path.realpath(root_path))
             try:
-                report = self._index_files(
-                    connection,
+                candidates, skipped = _discover(
                     root_path,
-                    candidates,
-                    skipped,
-                    progress,
-                    max_file_bytes=max_file_bytes,
-                    child=child,
+                    root_fd=root_fd,
+                    max_depth=max_depth,
+                    exclude=list(exclude),
+                    gitignore=gitignore,
                 )
+            except ValueError as exc:
+                raise ProviderConfigError(
+                    f"Invalid local exclude: {exc}.", provider=PROVIDER_NAME
+                ) from None
+            settings = _local_reader.Settings(
+                max_file_bytes,
+                self._chunk_chars,
+                self._chunk_overlap,
+                root_fd=root_fd,
+                pdf=PdfLimits(max_pdf_chars, max_page_chars, max_page_content_bytes),
+            )
+            child = None
+            if (
+                child_min_bytes is not None
+                and sum(c.size for c in candidates) >= child_min_bytes
+                and _local_reader.spare_core()
+            ):
+                child = _start_reader(root_fd)
+            try:
+                self._index_path.parent.mkdir(parents=True, exist_ok=True)
+                notice = _Notice(waiting, self._index_path)
+                connection = self._connect_writer(notice)
+                try:
+                    report = self._index_files(
+                        connection,
+                        folder,
+                        candidates,
+                        skipped,
+                        progress,
+                        settings=settings,
+                        child=child,
+                        mode=mode,
+                        notice=notice,
+                    )
+                finally:
+                    connection.close()
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc):
+                    raise self._busy() from None
+                raise
             finally:
-                connection.close()
+                if child is not None:
+                    child.close()
         finally:
-            if child is not None:
-                child.close()
+            os.close(root_fd)
         return _with_seconds(report, time.perf_counter() - started)
 
-    def _connect_writer(self) -> sqlite3.Connection:
+    def _busy(self) -> UpstreamError:
+        return UpstreamError(
+            f"Another `deerflow-knowledge index` run is writing {self._index_path} and did not "
+            f"finish within {_BUSY_TIMEOUT_MS // 1000} s; run this again when it has finished "
+            "(this run changed nothing).",
+            provider=PROVIDER_NAME,
+        )
+
+    def _wait_for_wal(self, connection: sqlite3.Connection, notice: _Notice) -> None:
+        """Switch to WAL, waiting for another run's first build if there is one.
+
+        SQLite answers "locked" at once, without waiting the busy timeout, when the journal mode
+        cannot change because another connection writes in rollback-journal mode (a first
+        build, see :func:`_journal_for_first_build`). Taking the write lock does wait: once it
+        is granted, that build has committed (and gone back to WAL itself).
+        """
+        deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                connection.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise
+            notice()
+            connection.execute("BEGIN IMMEDIATE")  # waits (up to the busy timeout) for it
+            connection.execute("ROLLBACK")
+
+    def _connect_writer(self, notice: _Notice) -> sqlite3.Connection:
         try:
             connection = sqlite3.connect(self._index_path, isolation_level=None)
         except sqlite3.Error as exc:
             raise self._foreign(type(exc).__name__) from None
         try:
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            connection.execute("PRAGMA journal_mode = WAL")
+            self._wait_for_wal(connection, notice)
             # Synced at every commit: once ``index`` returns, its run survives a power loss (at
             # the cost of one fsync per run).
             connection.execute("PRAGMA synchronous = FULL")
-            connection.execute("BEGIN IMMEDIATE")  # a concurrent creator waits here
+            _begin_write(connection, notice)  # a concurrent creator waits here
             try:
                 (objects,) = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
                 if objects == 0:
@@ -561,21 +711,26 @@ class LocalProvider:
             raise self._foreign(str(exc)) from None
         except sqlite3.Error as exc:
             connection.close()
+            if _is_busy(exc):
+                raise self._busy() from None
             raise self._foreign(_one_line(str(exc)) or type(exc).__name__) from None
         return connection
 
     def _index_files(
         self,
         connection: sqlite3.Connection,
-        root: Path,
+        folder: Path,
         candidates: list[_Candidate],
         skipped: list[SkippedFile],
         progress: Callable[[IndexProgress], None] | None,
         *,
-        max_file_bytes: int,
+        settings: _local_reader.Settings,
         child: _local_reader.ReaderProcess | None,
+        mode: IndexMode,
+        notice: _Notice,
     ) -> IndexReport:
         chunker = f"{_CHUNKER_VERSION}:{self._chunk_chars}:{self._chunk_overlap}"
+        key = folder.as_posix()
         outcomes: dict[FileOutcome, list[str]] = {
             "added": [],
             "updated": [],
@@ -583,21 +738,48 @@ class LocalProvider:
             "removed": [],
         }
         written = 0
-        total = len(candidates)
         first_build = _journal_for_first_build(connection)
-        connection.execute("BEGIN IMMEDIATE")
+        _begin_write(connection, notice)
         try:
             previous_chunker = _meta(connection, "chunker")
             rechunk_all = previous_chunker != chunker
-            known = {
-                path: (doc_id, digest)
-                for doc_id, path, digest in connection.execute(
-                    "SELECT id, path, sha256 FROM documents"
-                )
-            }
+            known: dict[str, tuple[int, str]] = {}
+            others: dict[str, tuple[int, str]] = {}
+            for doc_id, path, digest, owner in connection.execute(
+                "SELECT id, path, sha256, folder FROM documents"
+            ):
+                if owner == key:
+                    known[path] = (doc_id, digest)
+                else:
+                    others[path] = (doc_id, owner)
+            # A folder new to an index that holds others needs a choice; one already in it
+            # is updated without one.
+            if others and not known and mode == "update":
+                raise self._choice_needed(key, others)
             # With nothing to keep, the full-text index is built once at the end, in bulk.
-            chunks = _ChunkWriter(connection, bulk=rechunk_all or not known)
-
+            keeps_others = bool(others) and mode != "replace"
+            chunks = _ChunkWriter(connection, bulk=(rechunk_all or not known) and not keeps_others)
+            if mode == "replace":
+                for path, (doc_id, _) in sorted(others.items()):
+                    chunks.delete_document(doc_id)
+                    outcomes["removed"].append(path)
+                others = {}
+            # A title names one document: a path another folder's document already has is
+            # left out, not overwritten.
+            kept: list[_Candidate] = []
+            for candidate in candidates:
+                owner = others.get(candidate.path)
+                if owner is None:
+                    kept.append(candidate)
+                else:
+                    skipped.append(
+                        SkippedFile(
+                            candidate.path,
+                            f"the index already holds a document of this path from {owner[1]}",
+                        )
+                    )
+            candidates = kept
+            total = len(candidates)
             previous_digests = [
                 None if rechunk_all or candidate.path not in known else known[candidate.path][1]
                 for candidate in candidates
@@ -605,7 +787,7 @@ class LocalProvider:
             seen: set[str] = set()
             # Closed on any way out, so that the reader stops before the rollback.
             prepared_files = contextlib.closing(
-                self._prepare(candidates, previous_digests, max_file_bytes, child)
+                self._prepare(candidates, previous_digests, settings, child)
             )
             with prepared_files as ahead:
                 for done, prepared in enumerate(ahead, start=1):
@@ -625,7 +807,7 @@ class LocalProvider:
                         else:
                             if previous is not None:
                                 chunks.delete_document(previous[0])
-                            written += chunks.insert_document(candidate.path, prepared)
+                            written += chunks.insert_document(candidate.path, key, prepared)
                             outcome = "added" if previous is None else "updated"
                         seen.add(candidate.path)
                         outcomes[outcome].append(candidate.path)
@@ -638,13 +820,20 @@ class LocalProvider:
                     if path not in skipped_paths:
                         outcomes["removed"].append(path)
             connection.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('chunker', ?), ('root', ?)",
-                (chunker, root.as_posix()),
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('chunker', ?)", (chunker,)
             )
             chunks.finish()
             documents, chunk_count = connection.execute(
                 "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
             ).fetchone()
+            other_folders = tuple(
+                (str(owner), int(count))
+                for owner, count in connection.execute(
+                    "SELECT folder, count(*) FROM documents WHERE folder != ? "
+                    "GROUP BY folder ORDER BY folder",
+                    (key,),
+                )
+            )
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
@@ -653,47 +842,64 @@ class LocalProvider:
             if first_build:
                 _back_to_wal(connection)
         return IndexReport(
-            root=root.as_posix(),
+            root=key,
             index_path=self._index_path.as_posix(),
             added=tuple(outcomes["added"]),
             updated=tuple(outcomes["updated"]),
             unchanged=tuple(outcomes["unchanged"]),
-            removed=tuple(outcomes["removed"]),
+            removed=tuple(sorted(outcomes["removed"])),
             skipped=tuple(sorted(skipped, key=lambda s: s.path)),
             chunks=chunk_count,
             chunks_written=written,
             documents=documents,
+            other_folders=other_folders,
+        )
+
+    def _choice_needed(self, folder: str, others: dict[str, tuple[int, str]]) -> FolderChoiceNeeded:
+        folders = tuple(sorted({owner or "an unknown folder" for _, owner in others.values()}))
+        named = ", ".join(folders)
+        return FolderChoiceNeeded(
+            f"The index at {self._index_path} holds {len(others)} documents indexed from "
+            f"{named}, not from {folder}. Say whether to add {folder} beside them "
+            "(mode='add') or to replace them with it (mode='replace'); nothing was changed.",
+            folders=folders,
+            documents=len(others),
         )
 
     def _prepare(
         self,
         candidates: list[_Candidate],
         previous_digests: list[str | None],
-        max_file_bytes: int,
+        settings: _local_reader.Settings,
         child: _local_reader.ReaderProcess | None,
     ) -> Generator[_Prepared | _SkipFile, None, None]:
         """Every candidate read and chunked (unless unchanged), in order: in a thread, or with a
         ``child`` process, by the child except for a first share that this process reads while
-        the child starts up (see :data:`_local_reader.PARENT_SHARE`)."""
-        settings = self._settings(max_file_bytes)
+        the child starts up (see :data:`_local_reader.PARENT_SHARE`). Files are read relative to
+        ``settings.root_fd``, through a :class:`FolderReader` of each reading thread or process."""
         work = list(zip(candidates, previous_digests, strict=True))
         head = len(work)
         if child is not None:
             head = _local_reader.parent_share([candidate.size for candidate in candidates])
             rest = child.prepare(
-                [(candidate.file, previous, candidate.size) for candidate, previous in work[head:]],
+                [(candidate.path, previous, candidate.size) for candidate, previous in work[head:]],
                 settings,
                 budget=_READ_AHEAD_BYTES,
             )
+        assert settings.root_fd is not None
+        folder = _FolderReader(settings.root_fd)  # used by the read-ahead thread only
         ahead = _read_ahead(
             work[:head],
-            lambda item: _local_reader.prepare(item[0].file, item[1], settings),
+            lambda item: _local_reader.prepare(item[0].path, item[1], settings, folder),
             weight=_weight,
             budget=_READ_AHEAD_BYTES,
         )
-        with contextlib.closing(ahead):
-            for _, prepared in ahead:
-                yield prepared
+        try:
+            with contextlib.closing(ahead):
+                for _, prepared in ahead:
+                    yield prepared
+        finally:
+            folder.close()  # after close() has stopped the thread
         if child is not None:
             with contextlib.closing(rest):
                 yield from rest
@@ -731,10 +937,22 @@ def _check_format(connection: sqlite3.Connection) -> str:
 
 
 def _upgrade(connection: sqlite3.Connection) -> None:
-    """Version 1 to 2: the full-text index is the same; only its triggers go (the writer keeps
-    it in step now, and would otherwise index every row twice)."""
+    """Versions 1 and 2 to 3. From 1: the full-text index is the same; only its triggers go (the
+    writer keeps it in step now, and would otherwise index every row twice). From 2: each
+    document records its folder, the one the index was last built from (an older index held
+    one folder, kept in its ``root`` entry)."""
     connection.execute("DROP TRIGGER IF EXISTS chunks_ai")
     connection.execute("DROP TRIGGER IF EXISTS chunks_ad")
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(documents)")}
+    if "folder" not in columns:
+        connection.execute("ALTER TABLE documents ADD COLUMN folder TEXT NOT NULL DEFAULT ''")
+    root = _meta(connection, "root")
+    if root:
+        connection.execute(
+            "UPDATE documents SET folder = ? WHERE folder = ''",
+            (Path(os.path.realpath(root)).as_posix(),),
+        )
+    connection.execute("DELETE FROM meta WHERE key = 'root'")
     connection.execute(
         "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
     )
@@ -820,11 +1038,11 @@ class _ChunkWriter:
         self._connection.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
         self._changed = True
 
-    def insert_document(self, path: str, prepared: _Prepared) -> int:
+    def insert_document(self, path: str, folder: str, prepared: _Prepared) -> int:
         parts = prepared.parts or []
         cursor = self._connection.execute(
-            "INSERT INTO documents(path, sha256, size, chunks) VALUES (?, ?, ?, ?)",
-            (path, prepared.digest, prepared.size, len(parts)),
+            "INSERT INTO documents(path, sha256, size, chunks, folder) VALUES (?, ?, ?, ?, ?)",
+            (path, prepared.digest, prepared.size, len(parts), folder),
         )
         doc_id = cursor.lastrowid
         first = self._next_id
@@ -873,9 +1091,46 @@ def _weight(prepared: _Prepared | _SkipFile) -> int:
     return prepared.size if isinstance(prepared, _Prepared) and prepared.parts else 0
 
 
-def _start_reader() -> _local_reader.ReaderProcess | None:
+class _Notice:
+    """Tells once (the log and the caller's ``waiting``) that the run waits for another."""
+
+    def __init__(self, waiting: Callable[[], None] | None, index_path: Path) -> None:
+        self._waiting = waiting
+        self._index_path = index_path
+        self._told = False
+
+    def __call__(self) -> None:
+        if self._told:
+            return
+        self._told = True
+        logger.info("waiting for another index run on %s to finish", self._index_path)
+        if self._waiting is not None:
+            self._waiting()
+
+
+def _begin_write(connection: sqlite3.Connection, notice: _Notice) -> None:
+    """``BEGIN IMMEDIATE``: at once if no other run writes, else after telling ``notice`` and
+    waiting for the write lock up to the busy timeout."""
+    connection.execute("PRAGMA busy_timeout = 0")
     try:
-        return _local_reader.ReaderProcess.start()
+        connection.execute("BEGIN IMMEDIATE")
+        return
+    except sqlite3.OperationalError as exc:
+        if not _is_busy(exc):
+            raise
+    finally:
+        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+    notice()
+    connection.execute("BEGIN IMMEDIATE")
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+
+
+def _start_reader(root_fd: int) -> _local_reader.ReaderProcess | None:
+    try:
+        return _local_reader.ReaderProcess.start(pass_fds=(root_fd,))
     except (OSError, ValueError) as exc:  # no interpreter to run, or no way to run one
         logger.warning("reading files in this process: no reader process (%s)", exc)
         return None

@@ -27,7 +27,7 @@ from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
 from deerflow.knowledge.server.pgruns import open_pg_runs
 from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.server.serde import MessageCachingSerializer
-from deerflow.knowledge.tools import make_knowledge_tool
+from deerflow.knowledge.tools import MAX_QUERY_CHARS, make_knowledge_tool
 
 __all__ = [
     "CHECKPOINT_PAGE_BYTES",
@@ -167,6 +167,7 @@ def build_config(
         open_store=lambda: open_store(checkpoint),
         provider_label=provider.name,
         model_label=model_label or (RESPONDER_LABEL if model is None else type(model).__name__),
+        max_question_chars=MAX_QUERY_CHARS if model is None else None,
         static_dir=static_dir,
         cors_origins=tuple(cors_origins),
         run_timeout=run_timeout,

@@ -72,6 +72,9 @@ class GatewayConfig:
     open_checkpointer: Callable[[], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
     provider_label: str
     model_label: str
+    #: The longest question a caller may ask (code points), told to the page by ``/info``; the
+    #: offline responder searches with the question itself, so the query limit is the question's.
+    max_question_chars: int | None = None
     open_store: Callable[[], AbstractAsyncContextManager[BaseStore]] | None = None
     static_dir: Path | None = None
     #: Origins allowed to call the API from a browser (CORS); none by default.
@@ -159,6 +162,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
                     runs=manager,
                     provider_label=config.provider_label,
                     model_label=config.model_label,
+                    max_question_chars=config.max_question_chars,
                 )
                 # What the process holds by now (modules, the graph, the agent's tools: over a
                 # hundred thousand objects) lives as long as the app; the collector need not

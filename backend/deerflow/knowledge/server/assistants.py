@@ -118,6 +118,7 @@ async def info(gw: Gateway = Depends(gateway)) -> dict[str, Any]:
         "provider": gw.provider_label,
         "model": gw.model_label,
         "max_input_messages": MAX_INPUT_MESSAGES,
+        "max_question_chars": gw.max_question_chars,
     }
 
 

@@ -47,6 +47,9 @@ class Gateway:
     runs: RunManager
     provider_label: str
     model_label: str
+    #: The longest question the page may send (code points), or None when the model has no
+    #: limit of this gateway's own.
+    max_question_chars: int | None = None
 
     def thread_config(self, thread_id: str, checkpoint: dict[str, Any] | None = None) -> Any:
         configurable: dict[str, Any] = {"thread_id": thread_id}

@@ -15,6 +15,7 @@ from typing import Any, Final, NoReturn, TypeVar
 
 from fastapi import HTTPException, Request
 from pydantic import BaseModel, ValidationError
+from starlette.requests import ClientDisconnect
 
 from deerflow.knowledge.trust import Stripped, StripRefusedError
 from deerflow.knowledge.trust import strip_reserved_keys as _strip_reserved_keys
@@ -65,10 +66,15 @@ async def read_json(request: Request, *, max_bytes: int = MAX_REQUEST_BYTES) -> 
         if int(declared) > max_bytes:
             _fail(413, f"request body larger than {max_bytes} bytes")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > max_bytes:
-            _fail(413, f"request body larger than {max_bytes} bytes")
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > max_bytes:
+                _fail(413, f"request body larger than {max_bytes} bytes")
+    except ClientDisconnect:
+        # A tab closed mid-request (as an answer finishes): the client left, nothing failed. A 4xx
+        # no one reads, instead of an unhandled exception and a traceback in the server's log.
+        _fail(400, "the client disconnected before sending the whole request body")
     return parse_json(bytes(body))
 
 

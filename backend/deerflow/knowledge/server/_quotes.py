@@ -1,0 +1,323 @@
+"""Which sentences of the verified evidence answer a question, best first. Pure.
+
+The offline responder quotes; this module chooses what. Each excerpt is read as whole sentences
+(hard-wrapped lines joined, headings, fences and table rows set aside, fragments at a cut edge
+dropped); a sentence that opens with a pronoun ("It needs no server…") is only ever quoted
+together with the sentence before it, which says what "it" is. Every candidate is scored by the
+share of the question's concepts (:mod:`deerflow.knowledge.server._terms`) it states, each
+weighted by how rare it is in the evidence, with its section heading and document title as
+context worth less than the sentence itself.
+
+* The best candidate is quoted first. A question is declined when even the best states too
+  little of it; a name, acronym or code the question asks about that no retrieved sentence
+  mentions weighs heavily, so "Which Python version…" is not answered with LightRAG's version.
+* A further quote is added only for a clause of a multi-clause question ("…, and which header
+  carries it?") that the quotes so far leave unanswered, and only when it answers that clause
+  and still speaks to the question as a whole.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from deerflow.knowledge.server._terms import Term, concepts, question_terms
+
+__all__ = [
+    "CLAUSE_ANSWERED",
+    "HEADING_WEIGHT",
+    "MIN_COVERAGE",
+    "Candidate",
+    "Evidence",
+    "choose",
+    "sentences",
+]
+
+#: The best sentence must state at least this weighted share of the question, else the reply is
+#: the no-answer reply.
+MIN_COVERAGE: Final = 0.3
+#: A clause whose weighted share stated by the quotes so far reaches this is answered.
+CLAUSE_ANSWERED: Final = 0.6
+#: A question concept found only in the heading or title of the sentence's section counts this
+#: much of its weight.
+HEADING_WEIGHT: Final = 0.7
+#: A concept the question names as a proper name, acronym or code weighs this many times the
+#: heaviest concept when no retrieved sentence mentions it.
+MISSING_SPECIFIC_WEIGHT: Final = 3.0
+#: Inverse frequencies are raised to this power: the rarest concepts a question shares with a
+#: sentence are what tells the answering sentence from its neighbours.
+WEIGHT_POWER: Final = 1.0
+#: Any other concept no retrieved sentence states weighs at least this share of the heaviest.
+MISSING_WEIGHT: Final = 0.8
+#: Each pair of consecutive question concepts that also occur consecutively in a sentence adds
+#: this share of the pair's weight to its score (not to its coverage): word order tells "the
+#: reserved keys" from "keys are reserved" only a little.
+PAIR_WEIGHT: Final = 0.3
+#: A document whose title names what the question asks about is that topic's home: its sentences
+#: gain this share of the weight of the question concepts its title names.
+TITLE_WEIGHT: Final = 0.6
+#: The tool's own ranking breaks near-ties: the nth hit's sentences lose this much score per rank.
+RANK_PENALTY: Final = 0.01
+
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+_BLOCK_SPLIT_RE = re.compile(r"\n\s*\n")
+_HEADING_MAX_CHARS: Final = 80
+_LIST_ITEM_RE = re.compile(r"(?:[-*+]|\d{1,3}\.)\s")
+_PRONOUN_START_RE = re.compile(
+    r"(?:It|Its|They|Their|Them|This|These|That|Those|Both|Either|Neither|Such|He|She)\b"
+)
+_WH_NOUN_RE = re.compile(r"\s*(?:what|which)\s+(\w+)", re.IGNORECASE)
+_HOW_VERB_RE = re.compile(
+    r"\s*how\s+(?:do|can|could|should|would|may|might|must|will|shall)\s+(?:i|we|you|one)\s+(\w+)",
+    re.IGNORECASE,
+)
+_HOW_MUCH_RE = re.compile(
+    r"\s*how\s+(?:much|many|long|big|large|fast|often|old|far|soon)\b", re.IGNORECASE
+)
+#: A quantity: a number standing alone (not part of "FTS5", "v1" or "SHA-256") or a number word.
+_NUMBER_RE = re.compile(
+    r"(?<![\w.-])\d[\d,.]*(?![\w-])|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|twice|dozen)\b",
+    re.IGNORECASE,
+)
+#: Clause boundaries of a question: a comma, semicolon, colon or question mark, or " and ".
+_CLAUSE_RE = re.compile(r"[,;:?]\s*|\s+and\s+", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    text: str
+    """What would be quoted: one sentence, or a sentence and the pronoun-led one after it."""
+    heading: str
+    """The heading of the section the sentence is in, as far as the excerpt shows it."""
+
+
+def _is_complete(sentence: str) -> bool:
+    return (
+        len(sentence) > 20
+        and sentence[-1] in ".!?"
+        and (sentence[0].isupper() or sentence[0].isdigit() or sentence[0] in "`\"'“")
+    )
+
+
+def _looks_like_heading(line: str, following: str | None) -> bool:
+    """A short first line with no sentence punctuation at its end, followed by a line that starts
+    with a capital: a PDF page's or a text file's heading (wrapped prose ends lines mid-sentence
+    and goes on in lower case or with code instead)."""
+    return (
+        following is not None
+        and len(line) <= _HEADING_MAX_CHARS
+        and line[0].isupper()
+        and line[-1] not in ".!?,;:"
+        and following[0].isupper()
+    )
+
+
+def sentences(excerpt: str) -> list[Candidate]:
+    """The quotable candidates of an excerpt: whole sentences (hard-wrapped lines joined, Markdown
+    headings, fences and table rows skipped — a heading becomes the context of the sentences below
+    it — PDF and text headings split from the sentence that follows them, and the fragments an
+    excerpt starts or ends with dropped); a pronoun-led sentence joined to the one before it."""
+    found: list[Candidate] = []
+    heading = ""
+    for block in _BLOCK_SPLIT_RE.split(excerpt):
+        lines = [line.strip() for line in block.splitlines() if line.strip()]
+        if not lines or lines[0].startswith(("```", "~~~", "|")):
+            continue
+        if lines[0].startswith("#"):
+            heading = lines[0].lstrip("#").strip()
+            lines = lines[1:]
+        if lines and _looks_like_heading(lines[0], lines[1] if len(lines) > 1 else None):
+            heading = lines[0]
+            lines = lines[1:]
+        # A list item starts a new statement; other lines continue the one before.
+        items: list[list[str]] = []
+        for line in lines:
+            if not items or _LIST_ITEM_RE.match(line):
+                items.append([line])
+            else:
+                items[-1].append(line)
+        for item in items:
+            previous: str | None = None
+            for sentence in _SENTENCE_END_RE.split(" ".join(item)):
+                sentence = sentence.strip()
+                if not _is_complete(sentence):
+                    previous = None
+                    continue
+                if _PRONOUN_START_RE.match(sentence):
+                    if previous is not None:
+                        found.append(Candidate(f"{previous} {sentence}", heading))
+                else:
+                    found.append(Candidate(sentence, heading))
+                previous = sentence
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One quotable candidate with where it came from."""
+
+    candidate: Candidate
+    rank: int
+    """The rank of its source among the tool's verified sources (0 first)."""
+    position: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    evidence: Evidence
+    words: frozenset[str]
+    context: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+    titled: frozenset[str] = frozenset()
+    """The concepts of the document's title."""
+
+
+def _weights(terms: Sequence[Term], scored: Sequence[_Scored]) -> dict[str, float]:
+    """Inverse frequency of each concept over the candidates. A concept no candidate states
+    weighs the mean of those they do — or, if the question names it specifically, more than the
+    heaviest: evidence that never mentions what the question asks about does not answer it."""
+    total = len(scored)
+    counts = {t.concept: 0 for t in terms}
+    for item in scored:
+        for concept in item.words & counts.keys():
+            counts[concept] += 1
+    rarest = math.log(1 + (total + 1) / 0.5) ** WEIGHT_POWER
+    weights = {
+        c: math.log(1 + (total + 1) / (n + 0.5)) ** WEIGHT_POWER for c, n in counts.items() if n
+    }
+    mentioned = {c for item in scored for c in item.words | item.context}
+    typical = sum(weights.values()) / len(weights) if weights else rarest
+    for term in terms:
+        if term.concept in weights:
+            continue
+        if term.specific and term.concept not in mentioned:
+            weights[term.concept] = MISSING_SPECIFIC_WEIGHT * rarest
+        else:
+            weights[term.concept] = max(typical, MISSING_WEIGHT * rarest)
+    return weights
+
+
+def _coverage(weights: dict[str, float], concepts_: Sequence[str], item: _Scored) -> float:
+    total = sum(weights[c] for c in concepts_)
+    if not total:
+        return 0.0
+    stated = sum(weights[c] for c in concepts_ if c in item.words)
+    stated += HEADING_WEIGHT * sum(
+        weights[c] for c in concepts_ if c in item.context and c not in item.words
+    )
+    return stated / total
+
+
+def _score(weights: dict[str, float], order: Sequence[str], item: _Scored) -> float:
+    score = _coverage(weights, order, item)
+    total = sum(weights[c] for c in order)
+    for first, second in itertools.pairwise(order):
+        if (first, second) in item.pairs:
+            score += PAIR_WEIGHT * (weights[first] + weights[second]) / 2 / total
+    score += TITLE_WEIGHT * sum(weights[c] for c in order if c in item.titled) / total
+    return score - RANK_PENALTY * item.evidence.rank
+
+
+def _clauses(question: str, terms: Sequence[Term]) -> list[list[str]]:
+    """The concepts of each clause of the question that has any (one clause if it has one)."""
+    known = {t.concept for t in terms}
+    found = []
+    for part in _CLAUSE_RE.split(question):
+        clause = [c for c in dict.fromkeys(concepts(part)) if c in known]
+        if clause:
+            found.append(clause)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Focus:
+    """What an answer must state, read off how the question opens: "Which *port*…" asks for a
+    port, "How do I *deploy*…" for deploying, "How many…" or "How long…" for a number."""
+
+    concept: str | None = None
+    number: bool = False
+
+    def met(self, item: _Scored) -> bool:
+        if self.number and not _NUMBER_RE.search(item.evidence.candidate.text):
+            return False
+        return self.concept is None or self.concept in item.words | item.context
+
+
+def _focus(question: str) -> _Focus:
+    if _HOW_MUCH_RE.match(question):
+        return _Focus(number=True)
+    match = _WH_NOUN_RE.match(question) or _HOW_VERB_RE.match(question)
+    if match is None:
+        return _Focus()
+    word = match.group(1)
+    # "Which libraries…" asks for members of a class, which a document names by the members.
+    if match.re is _WH_NOUN_RE and word.lower().endswith("s") and not word.lower().endswith("ss"):
+        return _Focus()
+    found = concepts(word)
+    return _Focus(found[0] if found else None)
+
+
+def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[Evidence]:
+    """The candidates to quote for ``question``, best first; empty when none answers it."""
+    terms = question_terms(question)
+    if not terms or not evidence:
+        return []
+    scored = []
+    for item in evidence:
+        words = concepts(item.candidate.text)
+        context = concepts(f"{item.candidate.heading} {item.title}")
+        scored.append(
+            _Scored(
+                item,
+                frozenset(words),
+                frozenset(context),
+                frozenset(itertools.pairwise(words)),
+                frozenset(concepts(item.title)),
+            )
+        )
+    weights = _weights(terms, scored)
+    order = [t.concept for t in terms]
+    focus = _focus(question)
+    ranked = sorted(
+        (item for item in scored if focus.met(item)),
+        key=lambda s: (
+            -_score(weights, order, s),
+            s.evidence.rank,
+            s.evidence.position,
+        ),
+    )
+    if not ranked or _coverage(weights, order, ranked[0]) < MIN_COVERAGE:
+        return []
+    best = ranked[0]
+    chosen = [best]
+    seen = {best.evidence.candidate.text}
+    for clause in _clauses(question, terms):
+        if len(chosen) >= limit:
+            break
+        answered = _Scored(
+            best.evidence,
+            frozenset().union(*(s.words for s in chosen)),
+            frozenset().union(*(s.context for s in chosen)),
+            frozenset(),
+        )
+        if _coverage(weights, clause, answered) >= CLAUSE_ANSWERED:
+            continue
+        for other in sorted(
+            scored, key=lambda s: (-_coverage(weights, clause, s), -_score(weights, order, s))
+        ):
+            if other.evidence.candidate.text in seen:
+                continue
+            if (
+                _coverage(weights, clause, other) >= CLAUSE_ANSWERED
+                and _coverage(weights, order, other) >= MIN_COVERAGE
+            ):
+                chosen.append(other)
+                seen.add(other.evidence.candidate.text)
+            break
+    return [s.evidence for s in chosen]

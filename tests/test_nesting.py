@@ -1,0 +1,53 @@
+"""The per-line nesting budget the Python side shares with the renderer (``_nesting``)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from deerflow.knowledge._nesting import (
+    MAX_INDENT_COLUMNS,
+    MAX_NESTING_DEPTH,
+    cap_nesting,
+    capped_starts,
+    original_offset,
+)
+
+
+def test_markers_at_the_limit_stay_and_one_past_it_is_escaped() -> None:
+    at = "> " * MAX_NESTING_DEPTH + "x"
+    assert cap_nesting(at) == (at, [])
+    past = "> " * (MAX_NESTING_DEPTH + 1) + "x"
+    capped, edits = cap_nesting(past)
+    assert capped == "> " * MAX_NESTING_DEPTH + "\\> x"
+    assert edits == [(2 * MAX_NESTING_DEPTH, 2 * MAX_NESTING_DEPTH, "\\")]
+    ordered = "1. " * (MAX_NESTING_DEPTH + 1) + "x"  # an ordered marker is escaped at its "."
+    assert cap_nesting(ordered)[0] == "1. " * MAX_NESTING_DEPTH + "1\\. x"
+
+
+def test_indentation_at_the_limit_stays_and_past_it_is_trimmed() -> None:
+    at = " " * MAX_INDENT_COLUMNS + "x"
+    assert cap_nesting(at) == (at, [])
+    assert cap_nesting("\t" * 33 + "x")[0] == " " * MAX_INDENT_COLUMNS + "x"
+
+
+def test_fenced_code_is_exempt() -> None:
+    inside = "```\n" + "> " * 40 + "x\n```"
+    assert cap_nesting(inside) == (inside, [])
+
+
+_LINE = st.text(alphabet="> -*+1.)\t x`~", max_size=120)
+
+
+@given(st.lists(_LINE, max_size=6))
+def test_every_original_character_maps_back_to_itself(lines: list[str]) -> None:
+    markdown = "\n".join(lines)
+    capped, edits = cap_nesting(markdown, max_depth=3, max_indent_columns=8)
+    starts = capped_starts(edits)
+    inserted = set()
+    for (_start, _end, text), capped_start in zip(edits, starts, strict=True):
+        inserted.update(range(capped_start, capped_start + len(text)))
+    for offset, char in enumerate(capped):
+        if offset not in inserted:
+            assert markdown[original_offset(edits, starts, offset)] == char
+    assert original_offset(edits, starts, len(capped)) == len(markdown)
