@@ -91,6 +91,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_import
 	$(UV) run python -m benchmarks.bench_gateway
 	$(UV) run python -m benchmarks.bench_pg
+	$(UV) run python -m benchmarks.bench_peer
 	npm run bench
 
 vectors: python-deps

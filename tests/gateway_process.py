@@ -20,9 +20,32 @@ START_TIMEOUT_SECONDS = 60.0
 
 
 @contextmanager
-def gateway_process(index: Path | None, checkpoint: str, work: Path, *extra: str) -> Iterator[str]:
+def gateway_process(
+    index: Path | None,
+    checkpoint: str,
+    work: Path,
+    *extra: str,
+    max_open_files: int | None = None,
+) -> Iterator[str]:
     """The base URL of a gateway serving the local provider over ``index`` (``extra``: more
-    ``serve`` options; with ``index`` None, ``extra`` names the provider)."""
+    ``serve`` options; with ``index`` None, ``extra`` names the provider; ``max_open_files``: the
+    process's ``RLIMIT_NOFILE``)."""
+    with gateway_process_handle(index, checkpoint, work, *extra, max_open_files=max_open_files) as (
+        base,
+        _,
+    ):
+        yield base
+
+
+@contextmanager
+def gateway_process_handle(
+    index: Path | None,
+    checkpoint: str,
+    work: Path,
+    *extra: str,
+    max_open_files: int | None = None,
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """:func:`gateway_process`, with the process (a test may kill it)."""
     port = free_port()
     provider = () if index is None else ("--provider", "local", "--index", str(index))
     log_path = work / f"gateway-{port}.log"
@@ -46,6 +69,7 @@ def gateway_process(index: Path | None, checkpoint: str, work: Path, *extra: str
             stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=work,
+            preexec_fn=None if max_open_files is None else lambda: _limit_files(max_open_files),
         )
         base = f"http://127.0.0.1:{port}/"
         try:
@@ -60,14 +84,21 @@ def gateway_process(index: Path | None, checkpoint: str, work: Path, *extra: str
                             f"gateway did not start:\n{log_path.read_text()}"
                         ) from None
                     time.sleep(0.2)
-            yield base
+            yield base, process
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def _limit_files(count: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
 def call(base: str, path: str, body: Any = None) -> Any:

@@ -521,6 +521,8 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
             "http://localhost:5173",
             "--cors-origin",
             "http://localhost:3000",
+            "--allowed-host",
+            "gateway.example",
             "--run-timeout",
             "60",
         ],
@@ -534,6 +536,7 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         "model_label": None,
         "checkpoint": str(tmp_path / "t.db"),
         "cors_origins": ("http://localhost:5173", "http://localhost:3000"),
+        "allowed_hosts": ("gateway.example",),
         "run_timeout": 60.0,
     }
 

@@ -9,6 +9,7 @@ processes would. The PostgreSQL server is a throwaway one on 127.0.0.1, stopped 
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,8 +20,12 @@ import psycopg
 import pytest
 
 from deerflow.knowledge.server.http import ApiError
+from deerflow.knowledge.server.manager import RunManager
 from deerflow.knowledge.server.pgruns import PgRuns, open_pg_runs
+from deerflow.knowledge.server.pgthreads import PgThreadSearch
+from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.streaming import Event
+from tests.runs_harness import HeldGraph, HookedRecords, plan
 
 pytestmark = pytest.mark.postgres
 
@@ -28,6 +33,7 @@ pytestmark = pytest.mark.postgres
 @asynccontextmanager
 async def processes(url: str, count: int, **options: Any) -> AsyncIterator[list[PgRuns]]:
     async with AsyncExitStack() as stack:
+        options.setdefault("thread_records", False)  # no gateway store in these tests
         yield [await stack.enter_async_context(open_pg_runs(url, **options)) for _ in range(count)]
 
 
@@ -48,7 +54,7 @@ async def test_admission_race_admits_exactly_one(postgres_url: str) -> None:
                 ],
                 return_exceptions=True,
             )
-            assert sum(o is None for o in outcomes) == 1
+            assert sum(o == [] for o in outcomes) == 1
             assert all(isinstance(o, ApiError) and o.status_code == 409 for o in outcomes if o)
             assert len(await two.active(thread)) == 1
 
@@ -186,3 +192,105 @@ async def test_cancel_reaches_the_process_running_the_run(postgres_url: str) -> 
         await asyncio.wait_for(cancelled.wait(), 5)
         await one.release(run_id)
         assert not await two.cancel(run_id)  # ended
+
+
+# -- the run manager on PostgreSQL: two "processes" (each its own pools and LISTEN connection) -------
+
+
+@asynccontextmanager
+async def gateways(url: str, count: int, graph: HeldGraph) -> AsyncIterator[list[Any]]:
+    """``count`` run managers on one database, as ``count`` gateway processes hold them."""
+    from langgraph.store.postgres.aio import AsyncPostgresStore
+
+    async with AsyncExitStack() as stack:
+        made = []
+        for _ in range(count):
+            store = await stack.enter_async_context(AsyncPostgresStore.from_conn_string(url))
+            await store.setup()
+            shared = await stack.enter_async_context(open_pg_runs(url))
+            records = HookedRecords(store, search=PgThreadSearch(shared.pool))
+            made.append((RunManager(graph, records, shared=shared), records))
+        yield made
+
+
+async def _settle(*managers: RunManager) -> None:
+    for manager in managers:
+        while pending := [t for t in manager.tasks.values() if not t.done()]:
+            await asyncio.wait(pending)
+
+
+async def test_an_interrupt_storm_across_processes_leaves_the_thread_usable(
+    postgres_url: str,
+) -> None:
+    graph = HeldGraph()
+    async with gateways(postgres_url, 2, graph) as [(one, records), (two, _)]:
+        rng = random.Random(7)
+
+        async def yields(*_: Any) -> None:
+            for _ in range(rng.randrange(4)):
+                await asyncio.sleep(0)
+
+        graph.before_step = yields
+        for storm in range(3):
+            thread_id = str(uuid.uuid4())
+            await records.new_thread(thread_id, {})
+            starts = []
+            for n in range(25):
+                manager = (one, two)[n % 2]
+                starts.append(asyncio.create_task(manager.start(plan(thread_id, n, "interrupt"))))
+                await yields()
+            outcomes = await asyncio.gather(*starts, return_exceptions=True)
+            await _settle(one, two)
+            assert [o for o in outcomes if isinstance(o, BaseException)] == [], storm
+            for _, stream in outcomes:  # type: ignore[misc]
+                await asyncio.wait_for(stream.done.wait(), 30)
+            assert await one.shared.active(thread_id) == []  # type: ignore[union-attr]
+            for manager in (one, two):  # a default (reject) run starts on either process
+                _, stream = await manager.start(plan(thread_id, f"after {storm}"))
+                await asyncio.wait_for(stream.done.wait(), 30)
+                await _settle(manager)
+            assert (await records.thread(thread_id))["status"] == "idle"  # type: ignore[index]
+
+
+async def _left_by_a_killed_process(url: str, records: Records) -> tuple[str, list[str]]:
+    """Rows and records as a process killed mid-run leaves them: a running run and a queued one
+    whose heartbeat stopped (aged past the stale rule, as 30 s without a heartbeat would)."""
+    thread_id, runs = str(uuid.uuid4()), [str(uuid.uuid4()), str(uuid.uuid4())]
+    await records.new_thread(thread_id, {})
+    await records.touch_thread(thread_id, status="busy")
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        for run_id, status in zip(runs, ("running", "pending"), strict=True):
+            await conn.execute(
+                "INSERT INTO deerflow_gateway_runs (run_id, thread_id, heartbeat_at) "
+                "VALUES (%s, %s, now() - interval '1 hour')",
+                (run_id, thread_id),
+            )
+            await records.put_run(
+                {"run_id": run_id, "thread_id": thread_id, "status": status, "created_at": "x"}
+            )
+        await conn.execute(
+            "INSERT INTO deerflow_gateway_run_events VALUES (%s, 0, 'metadata', '{}')", (runs[0],)
+        )
+    return thread_id, runs
+
+
+@pytest.mark.parametrize("noticed_by", ["a heartbeat", "an admission on the thread"])
+async def test_a_killed_processs_runs_end_as_errors(postgres_url: str, noticed_by: str) -> None:
+    graph = HeldGraph()
+    async with gateways(postgres_url, 1, graph) as [(manager, records)]:
+        thread_id, runs = await _left_by_a_killed_process(postgres_url, records)
+        follower = asyncio.create_task(_follow_all(manager.shared, runs[0]))  # type: ignore[arg-type]
+        if noticed_by == "a heartbeat":
+            assert await manager.recover() == 2
+        else:
+            _, stream = await manager.start(plan(thread_id, "new", "enqueue"))
+            await asyncio.wait_for(stream.done.wait(), 30)
+            await _settle(manager)
+        for run_id in runs:
+            assert (await records.run(thread_id, run_id))["status"] == "error"  # type: ignore[index]
+        got = await asyncio.wait_for(follower, 30)  # a join of the lost run ends, saying why
+        assert [e.name for e in got] == ["metadata", "error"]
+        assert orjson.loads(got[-1].data)["error"] == "RunLost"
+        if noticed_by == "a heartbeat":
+            assert (await records.thread(thread_id))["status"] == "idle"  # type: ignore[index]
+        assert await manager.recover() == 0  # ended once

@@ -183,7 +183,8 @@ def test_unknown_threads(
 def test_bad_bodies_are_client_errors(client: TestClient) -> None:
     thread_id = client.post("/api/threads").json()["thread_id"]
     url = f"/api/threads/{thread_id}/runs/stream"
-    assert client.post(url, content=b"{not json").status_code == 400
+    json_type = {"Content-Type": "application/json"}
+    assert client.post(url, content=b"{not json", headers=json_type).status_code == 400
     assert client.post(url, json={"input": {"messages": 5}}).status_code == 422
     assert client.post(url, json={"input": "not an object"}).status_code == 422
     state_url = f"/api/threads/{thread_id}/state"
@@ -194,7 +195,7 @@ def test_bad_bodies_are_client_errors(client: TestClient) -> None:
     for _ in range(200):
         deep = {"x": deep}
     assert client.post(url, json={"input": {"messages": [], "deep": deep}}).status_code == 422
-    assert client.post(url, content=b"x" * 1_000_001).status_code == 413
+    assert client.post(url, content=b"x" * 1_000_001, headers=json_type).status_code == 413
 
 
 def test_malformed_bodies_are_4xx_never_500(client: TestClient) -> None:
@@ -220,7 +221,7 @@ def test_malformed_bodies_are_4xx_never_500(client: TestClient) -> None:
         assert 400 <= response.status_code < 500, (body, response.text)
         assert set(response.json()) == {"error", "detail"}
     for url in (run_url, state_url, "/api/threads", "/api/threads/search"):
-        response = client.post(url, content=deep)
+        response = client.post(url, content=deep, headers={"Content-Type": "application/json"})
         assert 400 <= response.status_code < 500 and "detail" in response.json()
     # The thread is intact and still works.
     assert client.post(run_url, json={"input": {"messages": [QUESTION]}}).status_code == 200

@@ -1,9 +1,18 @@
-"""Finished runs kept in memory for replays: bounded by count and by bytes (manager.py)."""
+"""The run manager (manager.py): finished runs kept in memory for replays, bounded by count and by
+bytes; interrupt storms, deletes during a run and runs a killed process left, driven event by event
+(tests/runs_harness.py) on real LangGraph stores."""
 
 from __future__ import annotations
 
+import asyncio
+import random
+import uuid
+from typing import Any
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from langgraph.store.memory import InMemoryStore
 
 from deerflow.knowledge.server.manager import (
     FINISHED_RUN_BYTES_KEPT,
@@ -11,7 +20,9 @@ from deerflow.knowledge.server.manager import (
     RunManager,
     runs_to_forget,
 )
+from deerflow.knowledge.server.records import TERMINAL_RUN_STATUSES, Records
 from deerflow.knowledge.server.streaming import RunStream
+from tests.runs_harness import HeldGraph, HookedRecords, plan
 
 
 def test_the_count_bound_drops_the_oldest() -> None:
@@ -71,3 +82,106 @@ def test_the_defaults() -> None:
         FINISHED_RUNS_KEPT,
         FINISHED_RUN_BYTES_KEPT,
     )
+
+
+# -- interrupt storms: every run ends, its stream too, and the thread is usable after ---------------
+
+
+async def _manager() -> tuple[RunManager, HeldGraph, HookedRecords, str]:
+    graph = HeldGraph()
+    records = HookedRecords(InMemoryStore())
+    thread_id = str(uuid.uuid4())
+    await records.new_thread(thread_id, {})
+    return RunManager(graph, records), graph, records, thread_id
+
+
+async def _settle(manager: RunManager) -> None:
+    """Until every run task has returned (a task left done in ``tasks`` is for the test to find)."""
+    while pending := [t for t in manager.tasks.values() if not t.done()]:
+        await asyncio.wait(pending)
+
+
+async def _usable(manager: RunManager, records: Records, thread_id: str) -> None:
+    """The thread takes a default (``reject``) run, which succeeds, and reads idle after."""
+    record, stream = await manager.start(plan(thread_id, "after the storm"))
+    await stream.done.wait()
+    assert (await records.run(thread_id, record["run_id"]))["status"] == "success"  # type: ignore[index]
+    assert (await records.thread(thread_id))["status"] == "idle"  # type: ignore[index]
+
+
+async def test_an_interrupt_while_the_run_it_stops_ends_is_no_500() -> None:
+    manager, graph, records, thread_id = await _manager()
+    gate = graph.hold("first")
+    first, first_stream = await manager.start(plan(thread_id, "first"))
+    first_task = manager.tasks[first["run_id"]]
+    await graph.wait_started(1)
+
+    async def end_the_first_run_during_admission(kind: str, value: Any) -> None:
+        if kind == "active_runs" and not first_stream.done.is_set():
+            gate.set()  # the run being interrupted finishes while the new one is admitted
+            await first_stream.done.wait()
+            await asyncio.wait([first_task])
+
+    records.hook = end_the_first_run_during_admission
+    second, stream = await manager.start(plan(thread_id, "second", "interrupt"))
+    records.hook = None
+    await stream.done.wait()
+    assert (await records.run(thread_id, first["run_id"]))["status"] == "success"  # type: ignore[index]
+    assert (await records.run(thread_id, second["run_id"]))["status"] == "success"  # type: ignore[index]
+    await _usable(manager, records, thread_id)
+
+
+async def test_interrupts_landing_in_a_runs_cleanup_still_end_its_stream() -> None:
+    manager, _, records, thread_id = await _manager()
+    cleanup = asyncio.Event()
+    in_cleanup = asyncio.Event()
+    first, first_stream = await manager.start(plan(thread_id, "first"))
+
+    async def hold_the_end_of_the_first_run(kind: str, value: Any) -> None:
+        ending = kind == "put_run" and value["status"] in TERMINAL_RUN_STATUSES
+        if ending and value["run_id"] == first["run_id"]:
+            in_cleanup.set()
+            await cleanup.wait()
+
+    records.hook = hold_the_end_of_the_first_run
+    await in_cleanup.wait()  # the first run is recording its end
+    # Two more interrupts: each cancels the first run while it records its end.
+    others = [await manager.start(plan(thread_id, f"next {n}", "interrupt")) for n in range(2)]
+    cleanup.set()
+    await _settle(manager)
+    records.hook = None
+    assert first_stream.done.is_set()  # a join of the first run returns
+    for record, stream in [(first, first_stream), *others]:
+        assert stream.done.is_set()
+        status = (await records.run(thread_id, record["run_id"]))["status"]  # type: ignore[index]
+        assert status in TERMINAL_RUN_STATUSES
+    await _usable(manager, records, thread_id)
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_a_seeded_interrupt_storm_leaves_the_thread_usable(seed: int) -> None:
+    """30 ``interrupt`` runs whose record writes, steps and arrivals interleave in an order a
+    seeded generator picks (counted yields to the event loop, no clock)."""
+    manager, graph, records, thread_id = await _manager()
+    rng = random.Random(seed)
+
+    async def yields(*_: Any) -> None:
+        for _ in range(rng.randrange(6)):
+            await asyncio.sleep(0)
+
+    graph.before_step = yields
+    records.hook = yields
+    starts = []
+    for n in range(30):
+        starts.append(asyncio.create_task(manager.start(plan(thread_id, n, "interrupt"))))
+        await yields()
+    outcomes = await asyncio.gather(*starts, return_exceptions=True)
+    await _settle(manager)
+    records.hook = None
+    assert [o for o in outcomes if isinstance(o, BaseException)] == []
+    for record, stream in outcomes:  # type: ignore[misc]
+        assert stream.done.is_set()
+        status = (await records.run(thread_id, record["run_id"]))["status"]
+        assert status in TERMINAL_RUN_STATUSES
+    assert (await records.run(thread_id, outcomes[-1][0]["run_id"]))["status"] == "success"  # type: ignore[index]
+    await _usable(manager, records, thread_id)

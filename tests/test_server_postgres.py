@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import urllib.error
 from collections.abc import Iterator
+from pathlib import Path
 
+import psycopg
 import pytest
 from langgraph_sdk import get_client
-from langgraph_sdk.errors import ConflictError, UnprocessableEntityError
+from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
 from deerflow.knowledge import find_citations, read_envelope
 from tests.gated_upstream import GatedLightRAG, gated_lightrag
-from tests.gateway_process import gateway_process
+from tests.gateway_process import gateway_process, gateway_process_handle
 
 pytestmark = pytest.mark.postgres
 
@@ -55,7 +60,12 @@ async def test_threads_state_history_runs_shared(
     ]
     assert "error" not in [p.event for p in streamed]
 
-    assert (await two.threads.get(tid))["metadata"] == {"owner": "pg-test"}
+    metadata = (await two.threads.get(tid))["metadata"]
+    assert metadata == {
+        "owner": "pg-test",
+        "graph_id": "agent",
+        "assistant_id": metadata["assistant_id"],
+    }
     assert tid in [t["thread_id"] for t in await two.threads.search(metadata={"owner": "pg-test"})]
     state = await two.threads.get_state(tid)
     assert state == await one.threads.get_state(tid)
@@ -286,7 +296,7 @@ async def test_cancel_from_the_other_process(held: tuple[str, str, GatedLightRAG
 
 
 async def test_state_write_and_delete_respect_a_run_of_the_other_process(
-    held: tuple[str, str, GatedLightRAG],
+    held: tuple[str, str, GatedLightRAG], postgres_url: str
 ) -> None:
     first, second, upstream = held
     one, two = get_client(url=first), get_client(url=second)
@@ -305,6 +315,30 @@ async def test_state_write_and_delete_respect_a_run_of_the_other_process(
     # The run stops on the first process although its search is still held.
     await asyncio.wait_for(rest(), 30)
     assert not upstream.gate.is_set()
+    upstream.release()  # whatever the stopped run still had in flight goes on now
+    await one.threads.create()  # a request served after the run's last step
+    for client in (one, two):  # the thread stays gone on both processes, and in the database
+        with pytest.raises(NotFoundError):
+            await client.threads.get(tid)
+        assert tid not in [t["thread_id"] for t in await client.threads.search(limit=1000)]
+    assert await _rows_of(postgres_url, tid) == {"checkpoints": 0, "runs": 0}
+
+
+async def _rows_of(url: str, thread_id: str) -> dict[str, int]:
+    """The thread's checkpoint rows and run records left in the database."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        checkpoints = await (
+            await conn.execute(
+                "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)
+            )
+        ).fetchone()
+        runs = await (
+            await conn.execute(
+                "SELECT count(*) FROM store WHERE prefix = %s",
+                ("deerflow_gateway.runs." + thread_id,),
+            )
+        ).fetchone()
+    return {"checkpoints": checkpoints[0], "runs": runs[0]}  # type: ignore[index]
 
 
 async def test_interrupt_stops_the_run_of_the_other_process_first(
@@ -327,3 +361,105 @@ async def test_interrupt_stops_the_run_of_the_other_process_first(
     upstream.release()
     await one.runs.join(tid, new["run_id"])
     assert (await one.runs.get(tid, new["run_id"]))["status"] == "success"
+
+
+async def test_a_killed_processs_runs_end_and_its_thread_is_usable(
+    held: tuple[str, str, GatedLightRAG], postgres_url: str, tmp_path: Path
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    options = ("--provider", "lightrag", "--base-url", upstream.url)
+    with gateway_process_handle(None, postgres_url, tmp_path, *options) as (base, process):
+        doomed = get_client(url=base + "api")
+        tid = (await one.threads.create())["thread_id"]
+        running = await doomed.runs.create(tid, "agent", input=human("What is the trust boundary?"))
+        assert await asyncio.to_thread(upstream.wait_for_queries, 1)
+        queued = await doomed.runs.create(
+            tid, "agent", input=human("queued"), multitask_strategy="enqueue"
+        )
+        os.killpg(process.pid, signal.SIGKILL)  # kill -9, mid-run
+        process.wait()
+    # 30 s without a heartbeat, as the stale rule counts them (no test waits for the clock).
+    async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as conn:
+        await conn.execute(
+            "UPDATE deerflow_gateway_runs SET heartbeat_at = now() - interval '1 hour' "
+            "WHERE thread_id = %s",
+            (tid,),
+        )
+    upstream.release()
+    # A default (reject) run on the thread is admitted at once, on either live process ...
+    await one.runs.wait(tid, "agent", input=human("How are citations verified?"))
+    for run in (running, queued):  # ... and the lost runs say they failed, everywhere
+        for client in (one, two):
+            assert (await client.runs.get(tid, run["run_id"]))["status"] == "error"
+        parts = [p async for p in two.runs.join_stream(tid, run["run_id"])]
+        assert parts and parts[-1].event == "error" and parts[-1].data["error"] == "RunLost"
+        with pytest.raises(ConflictError, match="already ended"):
+            await two.runs.cancel(tid, run["run_id"])
+        await two.runs.delete(tid, run["run_id"])
+    await two.threads.delete(tid)
+    with pytest.raises(NotFoundError):
+        await one.threads.get(tid)
+
+
+async def test_an_interrupt_storm_across_processes_leaves_the_thread_usable(
+    held: tuple[str, str, GatedLightRAG],
+) -> None:
+    first, second, upstream = held
+    one, two = get_client(url=first), get_client(url=second)
+    for _ in range(2):
+        tid = (await one.threads.create())["thread_id"]
+        # 25 interrupt runs, alternating between the processes, sent at once; each run's search
+        # is held, so every one of them is in progress or queued when the next comes.
+        runs = await asyncio.gather(
+            *[
+                (one, two)[n % 2].runs.create(
+                    tid, "agent", input=human(f"storm {n}"), multitask_strategy="interrupt"
+                )
+                for n in range(25)
+            ]
+        )
+        upstream.release()
+        for run in runs:
+            await two.runs.join(tid, run["run_id"])
+        upstream.hold()
+        statuses = [(await one.runs.get(tid, r["run_id"]))["status"] for r in runs]
+        assert set(statuses) <= {"interrupted", "success"}, statuses
+        upstream.release()
+        for client in (one, two):  # a default (reject) run starts on either process
+            await client.runs.wait(tid, "agent", input=human("after the storm"))
+        upstream.hold()
+        assert (await two.threads.get(tid))["status"] == "idle"
+
+
+def test_a_gateway_comes_back_by_itself_after_a_database_restart(
+    tmp_path: Path,
+) -> None:
+    from tests.gateway_process import call
+    from tests.live.postgres_server import restart, start
+
+    server = start()  # its own cluster: the other tests' gateways keep theirs
+    try:
+        with gated_lightrag() as upstream:
+            options = ("--provider", "lightrag", "--base-url", upstream.url)
+            with gateway_process(None, server.url, tmp_path, *options) as base:
+                tid = call(base, "api/threads", {})["thread_id"]
+                restart(server)  # every connection the gateway held is cut
+                # The first requests may find the database still coming up (503, never 500);
+                # then every request is served again, on connections the pools replaced.
+                statuses = []
+                for _ in range(50):
+                    try:
+                        call(base, f"api/threads/{tid}/runs/wait", {"input": human("again?")})
+                        break
+                    except urllib.error.HTTPError as exc:
+                        statuses.append(exc.code)
+                assert set(statuses) <= {503}, statuses
+                assert len(statuses) < 50
+                for n in range(5):
+                    assert call(base, "api/threads", {})["thread_id"]
+                    call(base, f"api/threads/{tid}/runs/wait", {"input": human(f"more {n}")})
+                state = call(base, f"api/threads/{tid}/state")
+                assert [m["type"] for m in state["values"]["messages"]].count("human") == 6
+    finally:
+        server.stop()

@@ -209,7 +209,13 @@ async def test_wait_create_join_get_list_delete(client: LangGraphClient) -> None
     assert (await client.runs.get(tid, run["run_id"]))["status"] == "success"
     listed = await client.runs.list(tid)
     assert listed[0]["run_id"] == run["run_id"] and len(listed) == 2
-    assert listed[1]["metadata"] == {"who": "me"}
+    # The run's metadata merged as LangGraph Server merges it (assistant's, thread's, request's).
+    assert listed[1]["metadata"] == {
+        "created_by": "system",
+        "graph_id": "agent",
+        "assistant_id": listed[1]["assistant_id"],
+        "who": "me",
+    }
     await client.runs.delete(tid, run["run_id"])
     with pytest.raises(NotFoundError):
         await client.runs.get(tid, run["run_id"])

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tests.live.lightrag_server import free_port
 
-__all__ = ["PostgresServer", "PostgresUnavailable", "find_bin", "start"]
+__all__ = ["PostgresServer", "PostgresUnavailable", "find_bin", "restart", "start"]
 
 START_TIMEOUT_SECONDS = 60.0
 
@@ -74,6 +74,68 @@ class PostgresServer:
                 if pid is not None:
                     os.kill(pid, signal.SIGKILL)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def restart(server: PostgresServer) -> None:
+    """Stop the server (fast shutdown: every connection is cut) and start it again on the same
+    data and port, as ``pg_ctl restart -m fast`` does; returns once it accepts connections."""
+    pid = server.pid()
+    if pid is not None:
+        os.kill(pid, signal.SIGINT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+    port = int(server.url.split("@127.0.0.1:")[1].split("/")[0])
+    _launch(server.data_dir, server.root, port)
+    _wait_ready(server, port)
+
+
+def _launch(data_dir: Path, root: Path, port: int) -> None:
+    postgres = find_bin("postgres")
+    log = open(root / "server.log", "ab")  # noqa: SIM115 - the server writes it until stop()
+    subprocess.Popen(
+        _as_postgres(
+            [
+                postgres,
+                "-D",
+                str(data_dir),
+                "-p",
+                str(port),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-k",
+                str(root),
+                "-c",
+                "fsync=off",
+            ]
+        ),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _wait_ready(server: PostgresServer, port: int) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                pass
+            if server.pid() is not None:
+                time.sleep(0.3)
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise PostgresUnavailable(
+                f"PostgreSQL did not start:\n{(server.root / 'server.log').read_text()[-2000:]}"
+            )
+        time.sleep(0.2)
 
 
 def start() -> PostgresServer:

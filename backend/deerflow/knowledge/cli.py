@@ -817,7 +817,18 @@ def serve(
             "--cors-origin",
             metavar="ORIGIN",
             help="An origin (e.g. http://localhost:3000) allowed to call the API from a browser; "
-            "repeatable. Default: none (same-origin only).",
+            "repeatable. Default: none (same-origin only); writes from other origins get 403.",
+            show_default=False,
+        ),
+    ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            metavar="NAME",
+            help="A host name (e.g. gateway.example.com) requests may give in their Host header, "
+            "besides the address bound and localhost; repeatable. Other hosts get 400, which "
+            "stops DNS-rebinding pages.",
             show_default=False,
         ),
     ] = None,
@@ -863,6 +874,7 @@ def serve(
         "model": chat_model,
         "model_label": model,
         "cors_origins": tuple(cors_origin or ()),
+        "allowed_hosts": tuple(allowed_host or ()),
         "run_timeout": run_timeout,
     }
     if checkpoint is not None:

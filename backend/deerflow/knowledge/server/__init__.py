@@ -1,13 +1,16 @@
 """The reference gateway (FastAPI + LangGraph) and the bundled chat page.
 
 ``build_config`` wires a provider, a chat model and a checkpointer into a ``GatewayConfig``;
-``serve`` runs it with uvicorn. The agent is LangChain's ``create_agent`` with
+``serve`` runs it with uvicorn, behind the connection guard (``connections``) and answering only
+to the host names it is bound to (``origin``). The agent is LangChain's ``create_agent`` with
 ``knowledge_search`` and the tool-output budget; with no ``--model`` it uses the offline
 extractive responder, so the demo needs no credentials.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -22,8 +25,10 @@ from langgraph.store.base import BaseStore
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
+from deerflow.knowledge.server.connections import ConnectionGuard, descriptor_limits
 from deerflow.knowledge.server.listen import open_listener
 from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
+from deerflow.knowledge.server.origin import served_hosts
 from deerflow.knowledge.server.pgruns import open_pg_runs
 from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.server.serde import MessageCachingSerializer
@@ -89,9 +94,8 @@ def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpoint
                     "a Postgres checkpoint needs the 'postgres' extra: "
                     "pip install 'deerflow-knowledge[postgres]'"
                 ) from None
-            async with AsyncPostgresSaver.from_conn_string(
-                target, serde=MessageCachingSerializer()
-            ) as saver:
+            async with _postgres_pool(target) as pool:
+                saver = AsyncPostgresSaver(pool, serde=MessageCachingSerializer())
                 await saver.setup()
                 yield saver
             return
@@ -118,6 +122,29 @@ def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpoint
     return opened()
 
 
+#: Connections each PostgreSQL pool (checkpointer, store) keeps at most.
+_POSTGRES_POOL_SIZE: Final = 10
+
+
+@asynccontextmanager
+async def _postgres_pool(url: str, *, max_size: int = _POSTGRES_POOL_SIZE) -> AsyncIterator[Any]:
+    """A connection pool as LangGraph's PostgreSQL saver and store use a connection (autocommit,
+    no prepared statements, dict rows) whose connections are checked before use: after a
+    database restart a broken connection is replaced, so service comes back by itself."""
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    async with AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+    ) as pool:
+        yield pool
+
+
 def open_store(target: str) -> AbstractAsyncContextManager[BaseStore]:
     """The LangGraph store holding thread and run records: on the checkpointer's PostgreSQL
     database, or in a SQLite file next to the checkpoints (``threads.sqlite`` →
@@ -128,9 +155,10 @@ def open_store(target: str) -> AbstractAsyncContextManager[BaseStore]:
         if target.startswith(("postgres://", "postgresql://")):
             from langgraph.store.postgres.aio import AsyncPostgresStore
 
-            async with AsyncPostgresStore.from_conn_string(target) as store:
-                await store.setup()
-                yield store
+            async with _postgres_pool(target) as pool:
+                pg_store = AsyncPostgresStore(pool)
+                await pg_store.setup()
+                yield pg_store
             return
         from langgraph.store.sqlite.aio import AsyncSqliteStore
 
@@ -158,6 +186,7 @@ def build_config(
     checkpoint: str = ".deerflow-knowledge/threads.sqlite",
     static_dir: Path | None = None,
     cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] | None = None,
     run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS,
 ) -> GatewayConfig:
     chat_model = model or ExtractiveResponder()
@@ -170,6 +199,7 @@ def build_config(
         max_question_chars=MAX_QUERY_CHARS if model is None else None,
         static_dir=static_dir,
         cors_origins=tuple(cors_origins),
+        allowed_hosts=None if allowed_hosts is None else tuple(allowed_hosts),
         run_timeout=run_timeout,
         open_shared=(
             (lambda: open_pg_runs(checkpoint))
@@ -187,12 +217,19 @@ def serve(
     sock: socket.socket | None = None,
 ) -> None:
     """Run the gateway until interrupted. ``sock`` is an already bound socket (the CLI binds first,
-    so a busy port fails before any URL is announced); without it, ``host:port`` is bound here."""
+    so a busy port fails before any URL is announced); without it, ``host:port`` is bound here.
+
+    Requests must name the bound address (or ``localhost`` for a loopback one, ``host`` as given,
+    or one of ``config.allowed_hosts``) in ``Host``; connections are limited below the process's
+    descriptor limit and time out waiting for headers or for a client that does not read."""
     import uvicorn
 
     if sock is None:
         sock = open_listener(host, port)
+    requested = host
     host, port = sock.getsockname()[:2]
+    hosts = served_hosts(host, requested=requested) | set(config.allowed_hosts or ())
+    config = dataclasses.replace(config, allowed_hosts=tuple(sorted(hosts)))
     page = (config.static_dir or _bundled_static_dir()) / "index.html"
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     print(
@@ -203,8 +240,19 @@ def serve(
         print(f"LangGraph Platform API: {url}api  (useStream / langgraph-sdk apiUrl)", flush=True)
     else:
         print(f"API only at {url}api/ - {MISSING_PAGE_HINT}", flush=True)
-    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning"))
-    server.run(sockets=[sock])
+    limits = descriptor_limits()
+    guard = ConnectionGuard(max_connections=limits.max_connections)
+
+    class Server(uvicorn.Server):
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            # Accept errors as the guard's one line, not asyncio's traceback per accept.
+            asyncio.get_running_loop().set_exception_handler(guard.exception_handler)
+            await super().serve(sockets)
+
+    uvicorn_config = uvicorn.Config(
+        create_app(config), log_level="warning", http=guard.protocol(), backlog=limits.backlog
+    )
+    Server(uvicorn_config).run(sockets=[sock])
 
 
 def _bundled_static_dir() -> Path:

@@ -3,7 +3,8 @@
 ``useStream``, ``@langchain/langgraph-sdk``'s ``Client`` and the Python ``langgraph-sdk`` talk to it
 unchanged (point them at ``http://HOST:PORT/api``). Routes live in ``threads``, ``runs`` and
 ``assistants``; this module wires them to the checkpointer and the store, adds CORS for the
-configured origins only, and makes sure the chat page never shadows an API path: anything under
+configured origins only, refuses requests for hosts it does not serve and writes from origins it
+does not allow (``origin``), and makes sure the chat page never shadows an API path: anything under
 ``/api`` that no route serves is a JSON 404.
 
 Everything a caller writes passes ``strip_reserved_keys`` before it is stored or run, so the only
@@ -39,6 +40,7 @@ from deerflow.knowledge.server import assistants, runs, threads
 from deerflow.knowledge.server.gateway import MAX_INPUT_MESSAGES, Gateway
 from deerflow.knowledge.server.http import MAX_REQUEST_BYTES, ApiError, error_body
 from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS, RunManager
+from deerflow.knowledge.server.origin import OriginGuard
 from deerflow.knowledge.server.pgruns import PgRuns
 from deerflow.knowledge.server.pgthreads import PgThreadSearch
 from deerflow.knowledge.server.records import Records
@@ -79,6 +81,9 @@ class GatewayConfig:
     static_dir: Path | None = None
     #: Origins allowed to call the API from a browser (CORS); none by default.
     cors_origins: Sequence[str] = ()
+    #: Names a request's ``Host`` may give (``origin.host_allowed``); None: not checked here.
+    #: ``serve`` always checks: the address it is bound to, ``localhost`` and these.
+    allowed_hosts: Sequence[str] | None = None
     run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS
     #: Runs shared with other gateway processes on the same PostgreSQL (``pgruns``).
     open_shared: Callable[[], AbstractAsyncContextManager[PgRuns]] | None = None
@@ -164,6 +169,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
                     model_label=config.model_label,
                     max_question_chars=config.max_question_chars,
                 )
+                await manager.recover()  # runs a killed process left are ended, not stuck
                 # What the process holds by now (modules, the graph, the agent's tools: over a
                 # hundred thousand objects) lives as long as the app; the collector need not
                 # walk it again every time a run's garbage triggers a full collection.
@@ -186,12 +192,26 @@ def create_app(config: GatewayConfig) -> FastAPI:
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
-        return JSONResponse(error_body(str(exc.detail)), status_code=exc.status_code)
+        return JSONResponse(
+            error_body(str(exc.detail)), status_code=exc.status_code, headers=exc.headers
+        )
 
     @app.exception_handler(RequestValidationError)
     async def query_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         where = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors()[:5])
         return JSONResponse(error_body(f"invalid request: {where}"), status_code=422)
+
+    try:
+        from psycopg import OperationalError  # the postgres extra; PoolTimeout is one too
+    except ImportError:
+        pass
+    else:
+
+        @app.exception_handler(OperationalError)
+        async def database_down(_: Request, exc: OperationalError) -> JSONResponse:
+            # The database is restarting or unreachable: a client may retry, nothing is lost.
+            detail = "the database is unavailable; try again shortly"
+            return JSONResponse(error_body(detail), status_code=503, headers={"Retry-After": "2"})
 
     if config.cors_origins:
         app.add_middleware(
@@ -201,6 +221,11 @@ def create_app(config: GatewayConfig) -> FastAPI:
             allow_headers=["*"],
             expose_headers=["Content-Location", "Location"],
         )
+
+    # Outermost: a refused request reaches neither CORS nor a route.
+    app.add_middleware(
+        OriginGuard, allowed_hosts=config.allowed_hosts, cors_origins=config.cors_origins
+    )
 
     static_dir = config.static_dir or _bundled_static()
     if static_dir is not None and (static_dir / "index.html").is_file():

@@ -34,9 +34,14 @@ GRAPH_ID: Final = "agent"
 MAX_INPUT_MESSAGES: Final = 200
 
 
+#: The UUID v5 namespace of LangGraph Server's default assistants (langgraph-api's, not a
+#: standard RFC 4122 one).
+_ASSISTANT_NAMESPACE: Final = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
+
+
 def assistant_uuid(graph_id: str) -> str:
     """The assistant id LangGraph Server gives a graph's default assistant (UUID v5 of the id)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_DNS, graph_id))
+    return str(uuid.uuid5(_ASSISTANT_NAMESPACE, graph_id))
 
 
 @dataclass
@@ -63,12 +68,11 @@ class Gateway:
         """The thread's record; 404 when there is none."""
         if not _is_uuid(thread_id):
             raise ApiError(404, f"Thread {thread_id} not found")
+        # A thread is its record: checkpoints without one (a run still unwinding after a delete)
+        # never bring a thread back.
         record = await self.records.thread(thread_id)
         if record is None:
-            # Threads of an earlier version of the gateway have checkpoints but no record.
-            if await self.saver.aget_tuple(self.thread_config(thread_id)) is None:
-                raise ApiError(404, f"Thread {thread_id} not found")
-            record = await self.records.new_thread(thread_id, {})
+            raise ApiError(404, f"Thread {thread_id} not found")
         return record
 
     def assistant_id(self, requested: str | None) -> str:

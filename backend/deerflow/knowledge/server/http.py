@@ -1,16 +1,21 @@
 """The request edge: bodies read under a byte limit, parsed once, every failure a 4xx in one shape.
 
 A body is refused by its ``Content-Length`` before a byte is read, and a chunked body is cut as soon
-as it passes the limit, so memory stays bounded whatever the caller sends. JSON is parsed in one
-call that also refuses what the checkpointer cannot store (integers outside 64 bits, ``NaN`` and
-infinities); nesting past Python's recursion limit is a 400 and the trust boundary refuses
-anything deeper than it walks, so a malformed body answers 4xx with
+as it passes the limit, so memory stays bounded whatever the caller sends. A body must say it is
+JSON (``Content-Type: application/json``): a page on another site can send ``text/plain`` or a
+form without a CORS preflight, never JSON. A body that does not arrive within a time limit is a
+408 and the connection is closed, so a client sending a byte a second holds nothing for long.
+JSON is parsed in one call that also refuses what the checkpointer cannot store (integers outside
+64 bits, ``NaN`` and infinities); nesting past Python's recursion limit is a 400 and the trust
+boundary refuses anything deeper than it walks, so a malformed body answers 4xx with
 ``{"error", "detail"}`` and never reaches a code path that would fail with a 500.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
 from fastapi import HTTPException, Request
@@ -21,10 +26,13 @@ from deerflow.knowledge.trust import Stripped, StripRefusedError
 from deerflow.knowledge.trust import strip_reserved_keys as _strip_reserved_keys
 
 __all__ = [
+    "BODY_TIMEOUT_SECONDS",
+    "JSON_MEDIA_TYPE",
     "MAX_EVENT_ID_DIGITS",
     "MAX_REQUEST_BYTES",
     "ApiError",
     "error_body",
+    "is_json_media_type",
     "last_event_id",
     "parse_json",
     "read_json",
@@ -33,6 +41,9 @@ __all__ = [
 ]
 
 MAX_REQUEST_BYTES: Final = 1_000_000
+#: How long a request's body may take to arrive once its headers have (33 kB/s at the size limit).
+BODY_TIMEOUT_SECONDS: Final = 30.0
+JSON_MEDIA_TYPE: Final = "application/json"
 #: Event ids are positions in one run's events; longer digit strings name no event (and
 #: ``int`` refuses strings past 4,300 digits, which would be a 500).
 MAX_EVENT_ID_DIGITS: Final = 19
@@ -44,8 +55,10 @@ _ModelT = TypeVar("_ModelT", bound=BaseModel)
 class ApiError(HTTPException):
     """A request the gateway refuses, with the status code that says whose fault it is."""
 
-    def __init__(self, status_code: int, detail: str) -> None:
-        super().__init__(status_code, detail)
+    def __init__(
+        self, status_code: int, detail: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(status_code, detail, headers=dict(headers) if headers else None)
 
 
 def error_body(detail: str) -> dict[str, str]:
@@ -53,28 +66,54 @@ def error_body(detail: str) -> dict[str, str]:
     return {"error": detail, "detail": detail}
 
 
-def _fail(status: int, detail: str) -> NoReturn:
-    raise ApiError(status, detail)
+def _fail(status: int, detail: str, headers: Mapping[str, str] | None = None) -> NoReturn:
+    raise ApiError(status, detail, headers)
 
 
-async def read_json(request: Request, *, max_bytes: int = MAX_REQUEST_BYTES) -> Any:
-    """The body as JSON (``{}`` when empty), read under ``max_bytes``."""
+def is_json_media_type(content_type: str) -> bool:
+    """Whether a ``Content-Type`` value is ``application/json`` (any parameters, any case)."""
+    return content_type.partition(";")[0].strip().lower() == JSON_MEDIA_TYPE
+
+
+async def read_json(
+    request: Request,
+    *,
+    max_bytes: int = MAX_REQUEST_BYTES,
+    timeout: float = BODY_TIMEOUT_SECONDS,
+) -> Any:
+    """The body as JSON (``{}`` when empty), read under ``max_bytes`` within ``timeout`` seconds.
+
+    A body needs ``Content-Type: application/json`` (415 otherwise); only a request with no body
+    may leave the header out."""
     declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.isdigit():
-            _fail(400, "Content-Length is not a number")
-        if int(declared) > max_bytes:
-            _fail(413, f"request body larger than {max_bytes} bytes")
+    content_type = request.headers.get("content-type")
+    if declared is not None and not (declared.isascii() and declared.isdigit()):
+        _fail(400, "Content-Length is not a number")
+    # Past 20 digits a length is over any limit; int() of thousands of digits would raise.
+    length = None if declared is None else int(declared) if len(declared) <= 20 else max_bytes + 1
+    has_body = (length is not None and length > 0) or (
+        length is None and "transfer-encoding" in request.headers
+    )
+    if (content_type is not None or has_body) and not is_json_media_type(content_type or ""):
+        _fail(415, f"request bodies must be JSON sent with Content-Type: {JSON_MEDIA_TYPE}")
+    if length is not None and length > max_bytes:
+        _fail(413, f"request body larger than {max_bytes} bytes")
     body = bytearray()
     try:
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > max_bytes:
-                _fail(413, f"request body larger than {max_bytes} bytes")
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > max_bytes:
+                    _fail(413, f"request body larger than {max_bytes} bytes")
+    except TimeoutError:
+        # The rest of the body may still trickle in: the connection cannot serve another request.
+        _fail(408, f"the request body did not arrive within {timeout:g} s", {"Connection": "close"})
     except ClientDisconnect:
         # A tab closed mid-request (as an answer finishes): the client left, nothing failed. A 4xx
         # no one reads, instead of an unhandled exception and a traceback in the server's log.
         _fail(400, "the client disconnected before sending the whole request body")
+    if body and content_type is None:  # a body its headers did not announce
+        _fail(415, f"request bodies must be JSON sent with Content-Type: {JSON_MEDIA_TYPE}")
     return parse_json(bytes(body))
 
 

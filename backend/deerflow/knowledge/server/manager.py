@@ -9,12 +9,20 @@ run in worker threads, off the event loop). Records of runs live in the shared s
 gateway process sees them too. With PostgreSQL (``shared``, :mod:`.pgruns`) admission, turns and
 events are shared by every process on the database: the strategies hold across processes and a
 run is joined from any of them.
+
+A run is cancelled at most once and never inside the cleanup that records its end, so however
+many ``interrupt`` runs pile up, each run's stream ends and its thread is released. A delete
+stops new runs on its thread, waits for the thread's runs and their checkpoint writes in flight,
+then removes it, so nothing brings it back. Run records name their process: a gateway that starts
+after a crash ends the runs a dead process left (on PostgreSQL, by the heartbeat rule).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import time
 import uuid
 from collections import OrderedDict
@@ -24,25 +32,30 @@ from datetime import datetime
 from typing import Any, Final
 
 from deerflow.knowledge.server.http import ApiError
-from deerflow.knowledge.server.pgruns import PgRuns
-from deerflow.knowledge.server.records import Records
+from deerflow.knowledge.server.pgruns import LostRun, PgRuns
+from deerflow.knowledge.server.records import ACTIVE_RUN_STATUSES, Records
 from deerflow.knowledge.server.streaming import EventTranslator, RunStream
+from deerflow.knowledge.server.threadmeta import with_run_id
 from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
 
 __all__ = [
     "DEFAULT_RUN_TIMEOUT_SECONDS",
+    "DELETE_WAIT_SECONDS",
     "FINISHED_RUNS_KEPT",
     "FINISHED_RUN_BYTES_KEPT",
     "STALE_RUN_GRACE_SECONDS",
     "THREAD_MEMOS_KEPT",
     "RunManager",
     "RunPlan",
+    "process_owner",
     "runs_to_forget",
 ]
 
 DEFAULT_RUN_TIMEOUT_SECONDS: Final = 300.0
 #: How long past the time budget an active run record of another process still counts as active.
 STALE_RUN_GRACE_SECONDS: Final = 60.0
+#: How long a delete waits for the thread's runs to stop before it removes the thread anyway.
+DELETE_WAIT_SECONDS: Final = 30.0
 #: Finished runs whose events stay in memory for ``join_stream`` / ``Last-Event-ID`` replays.
 FINISHED_RUNS_KEPT: Final = 200
 #: ... and at most this many bytes of their events: a run on a long thread streams megabytes of
@@ -87,11 +100,13 @@ class RunManager:
         finished_run_bytes_kept: int = FINISHED_RUN_BYTES_KEPT,
     ) -> None:
         self.graph = graph
+        self._writes = _CheckpointWrites(getattr(graph, "checkpointer", None))
         self.finished_runs_kept = finished_runs_kept
         self.finished_run_bytes_kept = finished_run_bytes_kept
         self.shared = shared
         if shared is not None:
             shared.on_cancel = self.cancel
+            shared.on_lost = self._on_lost
         self.records = records
         self.run_timeout = run_timeout
         self.on_thread_done = on_thread_done
@@ -100,6 +115,17 @@ class RunManager:
         self._lanes: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
         self._admit = asyncio.Lock()
+        #: Runs cancelled or recording their end: cancelled once, never inside their cleanup.
+        self._stopping: set[str] = set()
+        #: Runs admitted whose task is not made yet; runs whose task took its first step; runs
+        #: cancelled before it.
+        self._starting: set[str] = set()
+        self._begun: set[str] = set()
+        self._cancel_on_start: set[str] = set()
+        #: Threads being deleted here: no run starts on them.
+        self._deleting: set[str] = set()
+        #: Who runs this process's runs (written in their records; see ``orphaned``).
+        self.owner = process_owner()
         self._memos: OrderedDict[str, dict[Any, Any]] = OrderedDict()
 
     def stream(self, run_id: str) -> RunStream | None:
@@ -110,32 +136,57 @@ class RunManager:
 
     async def start(self, plan: RunPlan) -> tuple[dict[str, Any], RunStream]:
         async with self._admit:  # check-and-register is atomic within this process
+            if plan.thread_id in self._deleting:
+                raise ApiError(404, f"Thread {plan.thread_id} not found")
             local = [
                 run_id
                 for run_id, s in self.streams.items()
                 if s.thread_id == plan.thread_id and not s.done.is_set()
             ]
             run_id = str(uuid.uuid4())
-            if self.shared is not None:
-                # Atomic across processes: checked and inserted under the thread's advisory lock.
-                await self.shared.admit(
-                    plan.thread_id,
-                    run_id,
-                    resumable=plan.resumable,
-                    check=lambda active: self._admission(
-                        plan, local, [r for r in active if r not in local], shared=True
-                    ),
-                )
-            else:
-                remote = [
-                    r["run_id"]
-                    for r in await self.records.active_runs(plan.thread_id)
-                    if r["run_id"] not in local and not self._stale(r)
-                ]
-                self._admission(plan, local, remote, shared=False)
+            plan.config = with_run_id(plan.config, run_id)
+            self._starting.add(run_id)
+            try:
+                record, stream, lost = await self._register(plan, local, run_id)
+            except BaseException:
+                self._cancel_on_start.discard(run_id)
+                raise
+            finally:
+                self._starting.discard(run_id)
+        if lost:  # runs of a stopped process on this thread: their records say so now
+            await self._on_lost(lost)
+        return record, stream
+
+    async def _register(
+        self, plan: RunPlan, local: list[str], run_id: str
+    ) -> tuple[dict[str, Any], RunStream, list[LostRun]]:
+        """Admit the run and make its task (under the admission lock)."""
+        if self.shared is not None:
+            # Atomic across processes: checked and inserted under the thread's advisory lock,
+            # refused when the thread's record is gone (a delete in any process).
+            lost = await self.shared.admit(
+                plan.thread_id,
+                run_id,
+                resumable=plan.resumable,
+                check=lambda active: self._admission(
+                    plan, local, [r for r in active if r not in local], shared=True
+                ),
+            )
+        else:
+            lost = []
+            if await self.records.thread(plan.thread_id) is None:
+                raise ApiError(404, f"Thread {plan.thread_id} not found")
+            remote = [
+                r["run_id"]
+                for r in await self.records.active_runs(plan.thread_id)
+                if r["run_id"] not in local and not self.orphaned(r)
+            ]
+            self._admission(plan, local, remote, shared=False)
+        try:
             if plan.multitask_strategy == "interrupt":
+                # A run seen above may have ended during the awaits since: cancel() knows.
                 for local_id in local:
-                    self.tasks[local_id].cancel()
+                    self.cancel(local_id)
             now = iso_now()
             record: dict[str, Any] = {
                 "run_id": run_id,
@@ -147,24 +198,25 @@ class RunManager:
                 "metadata": plan.metadata,
                 "multitask_strategy": plan.multitask_strategy,
                 "kwargs": {},
+                "owner": self.owner,
             }
-            try:
-                await self.records.put_run(record)
-            except BaseException:
-                if self.shared is not None:
-                    await self.shared.release(run_id)
-                raise
-            stream = (
-                self.shared.stream(run_id, plan.thread_id, resumable=plan.resumable)
-                if self.shared is not None
-                else RunStream(run_id, plan.thread_id, resumable=plan.resumable)
-            )
-            stream.emit("metadata", dumps({"run_id": run_id, "attempt": 1}))
-            self.streams[run_id] = stream
-            self._waiting[plan.thread_id] = self._waiting.get(plan.thread_id, 0) + 1
-            task = asyncio.create_task(self._execute(plan, record, stream))
-            self.tasks[run_id] = task
-        return record, stream
+            await self.records.put_run(record)
+        except BaseException:
+            # Admitted but never started: the thread must not stay held by this run.
+            if self.shared is not None:
+                await asyncio.shield(self.shared.release(run_id))
+            raise
+        stream = (
+            self.shared.stream(run_id, plan.thread_id, resumable=plan.resumable)
+            if self.shared is not None
+            else RunStream(run_id, plan.thread_id, resumable=plan.resumable)
+        )
+        stream.emit("metadata", dumps({"run_id": run_id, "attempt": 1}))
+        self.streams[run_id] = stream
+        self._waiting[plan.thread_id] = self._waiting.get(plan.thread_id, 0) + 1
+        task = asyncio.create_task(self._execute(plan, record, stream))
+        self.tasks[run_id] = task
+        return record, stream, lost
 
     def _admission(
         self, plan: RunPlan, local: list[str], remote: list[str], *, shared: bool
@@ -183,18 +235,117 @@ class RunManager:
             return remote
         return []
 
-    def _stale(self, record: dict[str, Any]) -> bool:
-        # An active record nobody updated for longer than any run may last was left by a process
-        # that died mid-run; it must not block the thread forever.
+    def orphaned(self, record: dict[str, Any]) -> bool:
+        """Whether an active run record belongs to no live process (one that died mid-run).
+
+        A record names the process that runs it (``owner``): on this host a process that no
+        longer exists, or this process's pid under another start (a restarted container), owns
+        nothing. A record of another host, or one without an owner, counts as lost once nobody
+        updated it for longer than any run may last."""
+        if record.get("status") not in ACTIVE_RUN_STATUSES:
+            return False
+        owner = record.get("owner")
+        if isinstance(owner, dict) and owner.get("host") == self.owner["host"]:
+            pid = owner.get("pid")
+            if pid == self.owner["pid"]:
+                return bool(owner.get("start") != self.owner["start"])
+            if isinstance(pid, int) and not _process_exists(pid):
+                return True
         updated = datetime.fromisoformat(record["updated_at"])
         age = (datetime.now(updated.tzinfo) - updated).total_seconds()
-        return age > self.run_timeout + STALE_RUN_GRACE_SECONDS
+        return bool(age > self.run_timeout + STALE_RUN_GRACE_SECONDS)
+
+    async def recover(self) -> int:
+        """End the runs that no live process owns (a process killed mid-run): their records say
+        ``error`` and their threads are free again. Returns how many runs were ended. Run when the
+        gateway starts; on PostgreSQL it also runs with every heartbeat, by the heartbeat rule."""
+        if self.shared is not None:
+            return len(await self._on_lost(await self.shared.reap()))
+        lost = [
+            (r["run_id"], r["thread_id"])
+            for r in await self.records.all_active_runs()
+            if r["run_id"] not in self.tasks and self.orphaned(r)
+        ]
+        return len(await self._lost(lost))
+
+    async def _on_lost(self, lost: Sequence[LostRun]) -> list[str]:
+        return await self._lost([(run.run_id, run.thread_id) for run in lost])
+
+    async def _lost(self, lost: Sequence[tuple[str, str]]) -> list[str]:
+        ended = []
+        for run_id, thread_id in lost:
+            record = await self.records.run(thread_id, run_id)
+            if record is not None and record.get("status") in ACTIVE_RUN_STATUSES:
+                record.update(status="error", updated_at=iso_now())
+                await self.records.put_run(record)
+                ended.append(run_id)
+        for thread_id in sorted({thread_id for _, thread_id in lost}):
+            if self._waiting.get(thread_id):
+                continue  # a run of this process holds it and records its status itself
+            active = (
+                await self.shared.active(thread_id)
+                if self.shared is not None
+                else [
+                    r
+                    for r in await self.records.active_runs(thread_id)
+                    if r["run_id"] not in self.tasks and not self.orphaned(r)
+                ]
+            )
+            if not active:
+                await self.records.touch_thread(thread_id, status="idle", only_if="busy")
+        if ended:
+            _log.warning("ended %d run(s) left by a gateway process that stopped", len(ended))
+        return ended
+
+    async def delete_thread(self, thread_id: str, forget: Any) -> None:
+        """Delete a thread so that nothing brings it back: no run starts on it from here on, its
+        runs (in any process) are cancelled and have ended before ``forget`` removes its
+        checkpoints and records."""
+        async with self._admit:
+            self._deleting.add(thread_id)
+        try:
+            if self.shared is not None:
+                # Under the admission lock of every process: gone for admission, runs told.
+                for run_id in await self.shared.close_thread(thread_id):
+                    self.cancel(run_id)
+            local = {
+                run_id: task
+                for run_id, task in self.tasks.items()
+                if (found := self.streams.get(run_id)) is not None and found.thread_id == thread_id
+            }
+            for run_id in local:
+                self.cancel(run_id)
+            if local:
+                done, _ = await asyncio.wait(local.values(), timeout=DELETE_WAIT_SECONDS)
+                if len(done) < len(local):
+                    _log.warning("a run of thread %s did not stop before its delete", thread_id)
+            if self.shared is not None:
+                await self.shared.wait_idle(thread_id, timeout=DELETE_WAIT_SECONDS)
+            await self._writes.settled(thread_id)
+            await forget(thread_id)
+        finally:
+            self._deleting.discard(thread_id)
 
     def cancel(self, run_id: str) -> bool:
+        """Stop the run if it is in progress or queued here; False when it is not (or ended).
+
+        A run is cancelled once: a second cancel, or one that comes while the run records its
+        end, would land inside that cleanup and leave its stream open and its thread held."""
         task = self.tasks.get(run_id)
-        if task is None or task.done():
+        if task is None:
+            if run_id not in self._starting:
+                return False
+            self._cancel_on_start.add(run_id)  # admitted, its task not made yet
+            return True
+        if task.done():
             return False
-        task.cancel()
+        if run_id not in self._stopping:
+            self._stopping.add(run_id)
+            if run_id in self._begun:
+                task.cancel()
+            else:
+                # A task cancelled before its first step never runs its cleanup: it is told.
+                self._cancel_on_start.add(run_id)
         return True
 
     async def drain(self, timeout: float) -> None:
@@ -207,7 +358,10 @@ class RunManager:
         lane = self._lanes.setdefault(thread_id, asyncio.Lock())
         leftover: asyncio.Task[None] | None = None
         ended = False
+        self._begun.add(run_id)
         try:
+            if run_id in self._cancel_on_start:
+                raise asyncio.CancelledError
             async with lane:
                 if self.shared is not None:  # runs of the thread in other processes go first
                     await self.shared.wait_turn(thread_id, run_id)
@@ -215,25 +369,37 @@ class RunManager:
                 await self.records.put_run(record)
                 await self.records.touch_thread(thread_id, status="busy")
                 status, leftover = await self._run_graph(plan, stream)
+                # From here on the run is ending: a cancel is refused, not raised in the cleanup.
+                self._stopping.add(run_id)
                 await self._end(plan, record, stream, status, counted=True)
                 ended = True
                 if leftover is not None:
                     # A stopped graph may still be unwinding a step stuck in a worker thread; the
                     # thread's next run waits for it, so their writes never interleave.
                     await asyncio.wait({leftover})
+                # LangGraph does not wait for a checkpoint write in flight when a run stops.
+                await self._writes.settled(thread_id)
         except asyncio.CancelledError:
             pass  # cancelled while waiting its turn
         finally:
+            self._stopping.add(run_id)
             self._waiting[thread_id] -= 1
             if not self._waiting[thread_id]:
                 del self._waiting[thread_id]
                 self._lanes.pop(thread_id, None)
-            if not ended:
-                await self._end(plan, record, stream, "interrupted", counted=False)
-            self.tasks.pop(run_id, None)
-            self._forget_old()
-            if self.shared is not None:
-                await self.shared.release(run_id)
+            try:
+                if not ended:
+                    await self._end(plan, record, stream, "interrupted", counted=False)
+            finally:
+                self.tasks.pop(run_id, None)
+                for marks in (self._stopping, self._begun, self._cancel_on_start):
+                    marks.discard(run_id)
+                self._forget_old()
+                # Released only once no write of this run can land any more: a delete in
+                # another process waits for the release, then removes the checkpoints.
+                await self._writes.settled(thread_id)
+                if self.shared is not None:
+                    await self.shared.release(run_id)
 
     async def _end(
         self,
@@ -250,7 +416,8 @@ class RunManager:
             await self._finish(plan, record, status, others_waiting=others > 0)
         except Exception:
             _log.exception("recording the end of run %s failed", record["run_id"])
-        stream.finish()
+        finally:
+            stream.finish()  # whatever happened above: a join never waits for an ended run
 
     async def _run_graph(
         self, plan: RunPlan, stream: RunStream
@@ -321,7 +488,9 @@ class RunManager:
             thread_status = "interrupted"
         if others_waiting:
             thread_status = "busy"
-        await self.records.touch_thread(plan.thread_id, status=thread_status)
+        await self.records.touch_thread(
+            plan.thread_id, status=thread_status, state_updated_at=iso_now()
+        )
 
     def _memo(self, plan: RunPlan) -> dict[Any, Any]:
         """The thread's message memo: its history is encoded once, not once per run."""
@@ -339,6 +508,59 @@ class RunManager:
             finished, most=self.finished_runs_kept, most_bytes=self.finished_run_bytes_kept
         ):
             del self.streams[run_id]
+
+
+class _CheckpointWrites:
+    """Checkpoint writes in flight, per thread, on the graph's checkpointer (its ``aput`` and
+    ``aput_writes``, wrapped on this one instance): LangGraph leaves a write running when it
+    stops a run, and a delete must not remove the checkpoints before that write lands."""
+
+    def __init__(self, saver: Any) -> None:
+        self._active: dict[str, int] = {}
+        self._idle: dict[str, asyncio.Event] = {}
+        for name in ("aput", "aput_writes"):
+            method = getattr(saver, name, None)
+            if method is not None:
+                setattr(saver, name, self._tracked(method))
+
+    def _tracked(self, method: Any) -> Any:
+        async def tracked(config: Any, *args: Any, **kwargs: Any) -> Any:
+            thread_id = str(config.get("configurable", {}).get("thread_id"))
+            self._active[thread_id] = self._active.get(thread_id, 0) + 1
+            try:
+                return await method(config, *args, **kwargs)
+            finally:
+                self._active[thread_id] -= 1
+                if not self._active[thread_id]:
+                    del self._active[thread_id]
+                    idle = self._idle.pop(thread_id, None)
+                    if idle is not None:
+                        idle.set()
+
+        return tracked
+
+    async def settled(self, thread_id: str) -> None:
+        """Return once no checkpoint write of the thread is in flight."""
+        while thread_id in self._active:
+            await self._idle.setdefault(thread_id, asyncio.Event()).wait()
+
+
+_PROCESS_START: Final = uuid.uuid4().hex  # tells this process from an earlier one with its pid
+
+
+def process_owner() -> dict[str, Any]:
+    """This process, as run records name it: host, pid and a mark of this start."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "start": _PROCESS_START}
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def runs_to_forget(finished: Sequence[tuple[str, int]], *, most: int, most_bytes: int) -> list[str]:

@@ -19,7 +19,11 @@ set of threads:
   up to ``MAX_SHARED_RUN_EVENT_BYTES`` per run.
 
 ``cancel`` (and ``multitask_strategy: interrupt``) of a run in another process is a ``NOTIFY`` its
-process acts on. Single-process gateways (SQLite, in-memory) never open a ``PgRuns``, and psycopg
+process acts on. A run whose process stopped is ended by whichever process notices first (with
+every heartbeat, and when its thread admits a run): its log ends with an ``error`` event
+(``RunLost``) and the gateway records the run as failed. Admission also requires the thread's
+record, and a delete removes that record under the same lock before it cancels the thread's
+runs, so no run starts on a thread being deleted. Single-process gateways (SQLite, in-memory) never open a ``PgRuns``, and psycopg
 is imported only when one is opened.
 """
 
@@ -28,11 +32,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Collection, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
+from deerflow.knowledge.server.http import ApiError
 from deerflow.knowledge.server.streaming import (
     ALWAYS_SENT,
     Event,
@@ -49,6 +54,7 @@ __all__ = [
     "MAX_SHARED_RUN_EVENT_BYTES",
     "RECHECK_SECONDS",
     "STALE_AFTER_SECONDS",
+    "LostRun",
     "PgRuns",
     "PublishedRunStream",
     "SharedRun",
@@ -115,6 +121,45 @@ WITH ended AS (
 SELECT pg_notify(%(channel)s, %(payload)s)
 """
 _LIVE: Final = "ended_at IS NULL AND heartbeat_at > now() - make_interval(secs => %(stale)s)"
+#: Ends the runs whose process stopped (of one thread, or all): the run no longer holds its
+#: thread, and its log ends with a ``RunLost`` error after its last event. One statement: two
+#: processes noticing the same lost run end it once.
+_REAP: Final = """
+WITH lost AS (
+    UPDATE deerflow_gateway_runs SET ended_at = now(), stream_done = true
+    WHERE ended_at IS NULL AND heartbeat_at <= now() - make_interval(secs => %(stale)s)
+      AND (%(thread)s::text IS NULL OR thread_id = %(thread)s::text)
+    RETURNING run_id, thread_id
+), told AS (
+    INSERT INTO deerflow_gateway_run_events (run_id, seq, name, data)
+    SELECT lost.run_id, coalesce(
+        (SELECT max(e.seq) + 1 FROM deerflow_gateway_run_events e WHERE e.run_id = lost.run_id), 0
+    ), 'error', %(data)s FROM lost
+    ON CONFLICT DO NOTHING
+)
+SELECT run_id, thread_id, pg_notify(%(channel)s, 'e:' || run_id),
+    pg_notify(%(channel)s, 't:' || thread_id)
+FROM lost
+"""
+_RUN_LOST: Final = dumps(
+    {
+        "error": "RunLost",
+        "message": "The gateway process running this run stopped before it ended.",
+    }
+)
+#: The store table of the thread records (LangGraph's ``AsyncPostgresStore``), and their prefix.
+_THREAD_RECORD: Final = "SELECT 1 FROM store WHERE prefix = 'deerflow_gateway.threads' AND key = %s"
+_DELETE_THREAD_RECORD: Final = (
+    "DELETE FROM store WHERE prefix = 'deerflow_gateway.threads' AND key = %s"
+)
+
+
+@dataclass(frozen=True)
+class LostRun:
+    """A run ended because its process stopped."""
+
+    run_id: str
+    thread_id: str
 
 
 @dataclass(frozen=True)
@@ -137,8 +182,12 @@ class PgRuns:
         stale_after: float = STALE_AFTER_SECONDS,
         recheck: float = RECHECK_SECONDS,
         heartbeat: float = HEARTBEAT_SECONDS,
+        thread_records: bool = True,
     ) -> None:
         self.pool = pool
+        #: Whether the thread records are in this database (the gateway's store): admission then
+        #: requires the thread's record.
+        self.thread_records = thread_records
         self.url = url
         self.max_event_bytes = max_event_bytes
         self.stale_after = stale_after
@@ -146,6 +195,8 @@ class PgRuns:
         self.heartbeat = heartbeat
         #: Called with a run id when another process asks this one to cancel it.
         self.on_cancel: Callable[[str], object] | None = None
+        #: Called with the runs this process found lost (their process stopped) and ended.
+        self.on_lost: Callable[[list[LostRun]], Awaitable[object]] | None = None
         self._live: dict[str, str] = {}  # run id -> thread id, until released
         self._writers: set[asyncio.Task[None]] = set()
         self._waiters: dict[str, set[asyncio.Event]] = {}
@@ -181,14 +232,34 @@ class PgRuns:
         *,
         resumable: bool,
         check: Callable[[list[str]], list[str]],
-    ) -> None:
+    ) -> list[LostRun]:
         """Insert ``run_id`` unless ``check`` (given the thread's active runs, oldest first)
-        raises; atomic across processes. ``check`` returns the runs to cancel (``interrupt``)."""
+        raises, or the thread has no record (404); atomic across processes. ``check`` returns the
+        runs to cancel (``interrupt``). Returns the thread's runs found lost and ended here."""
         params = {"thread": thread_id, "stale": self.stale_after}
+        try:
+            return await self._admit(thread_id, run_id, resumable, check, params)
+        except BaseException:
+            self._live.pop(run_id, None)
+            raise
+
+    async def _admit(
+        self,
+        thread_id: str,
+        run_id: str,
+        resumable: bool,
+        check: Callable[[list[str]], list[str]],
+        params: dict[str, Any],
+    ) -> list[LostRun]:
         async with self.pool.connection() as conn, conn.transaction():
             await conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("thread:" + thread_id,)
             )
+            if self.thread_records:
+                found = await (await conn.execute(_THREAD_RECORD, (thread_id,))).fetchone()
+                if found is None:
+                    raise ApiError(404, f"Thread {thread_id} not found")
+            lost = await self._reap(conn, thread_id)
             cursor = await conn.execute(
                 "SELECT run_id FROM deerflow_gateway_runs WHERE thread_id = %(thread)s AND "
                 + _LIVE
@@ -201,9 +272,54 @@ class PgRuns:
                 "VALUES (%s, %s, %s)",
                 (run_id, thread_id, resumable),
             )
+            # Before the commit: a cancel sent as soon as the run is visible is not dropped.
+            self._live[run_id] = thread_id
             for other in cancel:
                 await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, "c:" + other))
-        self._live[run_id] = thread_id
+        return lost
+
+    async def close_thread(self, thread_id: str) -> list[str]:
+        """Remove the thread's record under its admission lock (no run is admitted on it from
+        now on) and ask every process to cancel its runs; the runs told."""
+        async with self.pool.connection() as conn, conn.transaction():
+            await conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", ("thread:" + thread_id,)
+            )
+            if self.thread_records:
+                await conn.execute(_DELETE_THREAD_RECORD, (thread_id,))
+            cursor = await conn.execute(
+                "SELECT run_id, pg_notify(%(channel)s, 'c:' || run_id) FROM deerflow_gateway_runs "
+                "WHERE thread_id = %(thread)s AND " + _LIVE,
+                {"thread": thread_id, "stale": self.stale_after, "channel": CHANNEL},
+            )
+            return [row[0] for row in await cursor.fetchall()]
+
+    async def wait_idle(self, thread_id: str, *, timeout: float) -> bool:
+        """Wait until no process runs or queues a run of the thread; False after ``timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        with self._waiting("t:" + thread_id) as wake:
+            while await self.active(thread_id):
+                left = deadline - loop.time()
+                if left <= 0:
+                    return False
+                await _wait(wake, min(self.recheck, left))
+        return True
+
+    async def reap(self) -> list[LostRun]:
+        """End every run whose process stopped (see :data:`_REAP`); the runs ended here."""
+        async with self.pool.connection() as conn:
+            return await self._reap(conn, None)
+
+    async def _reap(self, conn: Any, thread_id: str | None) -> list[LostRun]:
+        params = {
+            "stale": self.stale_after,
+            "thread": thread_id,
+            "data": _RUN_LOST,
+            "channel": CHANNEL,
+        }
+        rows = await (await conn.execute(_REAP, params)).fetchall()
+        return [LostRun(row[0], row[1]) for row in rows]
 
     async def active(self, thread_id: str) -> list[str]:
         """The thread's runs in progress or queued in any process, oldest first."""
@@ -346,10 +462,7 @@ class PgRuns:
                 if done:
                     return
                 if stale:
-                    message = "The gateway process running this run stopped before it ended."
-                    yield Event(
-                        position + 1, "error", dumps({"error": "RunLost", "message": message})
-                    )
+                    yield Event(position + 1, "error", _RUN_LOST)
                     return
                 await _wait(wake, self.recheck)
 
@@ -423,17 +536,23 @@ class PgRuns:
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(self.heartbeat)
-            if not self._live:
-                continue
             try:
-                async with self.pool.connection() as conn:
-                    await conn.execute(
-                        "UPDATE deerflow_gateway_runs SET heartbeat_at = now() "
-                        "WHERE run_id = ANY(%s)",
-                        (list(self._live),),
-                    )
+                if self._live:
+                    async with self.pool.connection() as conn:
+                        await conn.execute(
+                            "UPDATE deerflow_gateway_runs SET heartbeat_at = now() "
+                            "WHERE run_id = ANY(%s)",
+                            (list(self._live),),
+                        )
             except Exception:
                 _log.warning("renewing run heartbeats in PostgreSQL failed", exc_info=True)
+            if self.on_lost is not None:
+                try:
+                    lost = await self.reap()
+                    if lost:
+                        await self.on_lost(lost)
+                except Exception:
+                    _log.warning("ending runs of a stopped process failed", exc_info=True)
 
 
 class PublishedRunStream(RunStream):
@@ -493,7 +612,12 @@ async def open_pg_runs(url: str, **options: Any) -> AsyncIterator[PgRuns]:
     from psycopg_pool import AsyncConnectionPool
 
     async with AsyncConnectionPool(
-        url, min_size=_POOL_MIN, max_size=_POOL_MAX, kwargs={"autocommit": True}, open=False
+        url,
+        min_size=_POOL_MIN,
+        max_size=_POOL_MAX,
+        kwargs={"autocommit": True},
+        check=AsyncConnectionPool.check_connection,  # a database restart costs no request
+        open=False,
     ) as pool:
         runs = PgRuns(pool, url, **options)
         await runs.setup()

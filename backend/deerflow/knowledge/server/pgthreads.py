@@ -6,6 +6,9 @@ all to filter, sort and page in Python costs every thread per search; here the f
 status, ids), the order and the page are one query on the store's primary key. The metadata
 filter means what it means in a single process: each given key equals the given JSON value (a
 missing key equals ``null``). ``tests/test_pgthreads.py`` runs it against the real store.
+
+A run's change to its thread's record (its status) is one ``UPDATE`` that merges the changed keys:
+it never recreates a deleted record, nor writes back metadata another process just changed.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ __all__ = ["THREADS_PREFIX", "PgThreadSearch"]
 
 #: The store prefix of the thread records (``Records``' namespace, joined as the store joins it).
 THREADS_PREFIX: Final = "deerflow_gateway.threads"
-_SORTABLE: Final = frozenset({"thread_id", "status", "created_at", "updated_at"})
+_SORTABLE: Final = frozenset(
+    {"thread_id", "status", "created_at", "updated_at", "state_updated_at"}
+)
 
 
 class PgThreadSearch:
@@ -48,12 +53,35 @@ class PgThreadSearch:
         query = (
             f"SELECT value FROM store WHERE {where} "
             # Code point order, as Python sorts (and whatever the database's collation).
-            f'ORDER BY value->>%(sort)s COLLATE "C" {direction}, key COLLATE "C" {direction} '
+            # A record older than ``state_updated_at`` sorts by its ``updated_at``, as it reads.
+            "ORDER BY coalesce(value->>%(sort)s, value->>'updated_at') "
+            f'COLLATE "C" {direction}, key COLLATE "C" {direction} '
             "LIMIT %(limit)s OFFSET %(offset)s"
         )
         async with self.pool.connection() as conn:
             rows = await (await conn.execute(query, params)).fetchall()
         return [dict(row[0]) for row in rows]
+
+    async def touch(
+        self, thread_id: str, changes: dict[str, Any], *, only_if: str | None = None
+    ) -> dict[str, Any] | None:
+        """Merge ``changes`` into the thread's record (when its status is ``only_if``, if given);
+        the record after, or None when there is none."""
+        query = (
+            "UPDATE store SET value = value || %(changes)s::jsonb, updated_at = now() "
+            "WHERE prefix = %(prefix)s AND key = %(key)s"
+            + ("" if only_if is None else " AND value->>'status' = %(only_if)s")
+            + " RETURNING value"
+        )
+        params = {
+            "changes": orjson.dumps(changes).decode(),
+            "prefix": THREADS_PREFIX,
+            "key": thread_id,
+            "only_if": only_if,
+        }
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(query, params)).fetchone()
+        return None if row is None else dict(row[0])
 
     async def count(
         self,

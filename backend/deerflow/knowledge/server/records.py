@@ -4,11 +4,16 @@ LangGraph's checkpointer holds a thread's state; LangGraph Server also keeps a r
 (metadata, status, timestamps) and per run. They live in a LangGraph ``BaseStore`` on the same
 database as the checkpoints (SQLite or PostgreSQL), so every gateway process on one database sees
 the same threads and runs. On PostgreSQL, ``search`` (:mod:`.pgthreads`) filters, sorts and pages the
-thread records in SQL.
+thread records in SQL, and a run's status change is one ``UPDATE`` of its thread's record.
+
+A run's writes to its thread's record change the keys they name and never create a record: a
+run ending after its thread was deleted cannot bring the thread back. A listing is one read of
+the store, so a record changed while it is read is neither skipped nor listed twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -22,7 +27,10 @@ __all__ = ["ACTIVE_RUN_STATUSES", "TERMINAL_RUN_STATUSES", "Records"]
 ACTIVE_RUN_STATUSES: Final = frozenset({"pending", "running"})
 TERMINAL_RUN_STATUSES: Final = frozenset({"error", "success", "timeout", "interrupted"})
 _THREADS: Final = ("deerflow_gateway", "threads")
-_PAGE: Final = 1000
+_RUNS: Final = ("deerflow_gateway", "runs")
+#: A limit no listing reaches: a listing is one statement (one snapshot), never pages that a
+#: write between them would shift.
+_EVERY: Final = 2**62
 
 
 def _runs_ns(thread_id: str) -> tuple[str, ...]:
@@ -36,13 +44,17 @@ class Records:
         self.store = store
         #: Thread search in the database (PostgreSQL); None: filtered here.
         self.search = search
+        # Read-modify-writes of thread records in this process: a delete never lands between a
+        # run's read of its thread and its write (which would write the thread back).
+        self._lock = asyncio.Lock()
 
     async def thread(self, thread_id: str) -> dict[str, Any] | None:
         item = await self.store.aget(_THREADS, thread_id)
         return dict(item.value) if item is not None else None
 
     async def put_thread(self, record: dict[str, Any]) -> dict[str, Any]:
-        await self.store.aput(_THREADS, record["thread_id"], record, index=False)
+        async with self._lock:
+            await self.store.aput(_THREADS, record["thread_id"], record, index=False)
         return record
 
     async def new_thread(self, thread_id: str, metadata: dict[str, Any]) -> dict[str, Any]:
@@ -52,22 +64,33 @@ class Records:
                 "thread_id": thread_id,
                 "created_at": now,
                 "updated_at": now,
+                "state_updated_at": now,
                 "metadata": metadata,
                 "status": "idle",
             }
         )
 
-    async def touch_thread(self, thread_id: str, **changes: Any) -> dict[str, Any] | None:
-        record = await self.thread(thread_id)
-        if record is None:
-            return None
-        record.update(changes, updated_at=iso_now())
-        return await self.put_thread(record)
+    async def touch_thread(
+        self, thread_id: str, *, only_if: str | None = None, **changes: Any
+    ) -> dict[str, Any] | None:
+        """Set ``changes`` (and ``updated_at``) on an existing thread record, when its status is
+        ``only_if`` (if given); None when there is no such record. Never creates one."""
+        changes["updated_at"] = iso_now()
+        if self.search is not None:
+            return await self.search.touch(thread_id, changes, only_if=only_if)
+        async with self._lock:
+            record = await self.thread(thread_id)
+            if record is None or (only_if is not None and record.get("status") != only_if):
+                return None
+            record.update(changes)
+            await self.store.aput(_THREADS, thread_id, record, index=False)
+            return record
 
     async def delete_thread(self, thread_id: str) -> None:
-        for run in await self.runs(thread_id):
-            await self.store.adelete(_runs_ns(thread_id), run["run_id"])
-        await self.store.adelete(_THREADS, thread_id)
+        async with self._lock:
+            for run in await self.runs(thread_id):
+                await self.store.adelete(_runs_ns(thread_id), run["run_id"])
+            await self.store.adelete(_THREADS, thread_id)
 
     async def threads(self) -> list[dict[str, Any]]:
         return await self._all(_THREADS)
@@ -99,17 +122,23 @@ class Records:
             found.extend(await self._all(_runs_ns(thread_id), {"status": status}))
         return found
 
+    async def all_active_runs(self) -> list[dict[str, Any]]:
+        """The records of runs in progress or queued, on every thread."""
+        found: list[dict[str, Any]] = []
+        for status in sorted(ACTIVE_RUN_STATUSES):
+            items = await self.store.asearch(_RUNS, filter={"status": status}, limit=_EVERY)
+            found.extend(
+                dict(item.value)
+                for item in items
+                if len(item.namespace) == len(_RUNS) + 1 and tuple(item.namespace[:2]) == _RUNS
+            )
+        return found
+
     async def _all(
         self, namespace: tuple[str, ...], where: dict[str, Any] | None = None
     ) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        offset = 0
-        while True:
-            page = await self.store.asearch(namespace, filter=where, limit=_PAGE, offset=offset)
-            found.extend(_exact(page, namespace))
-            offset += len(page)
-            if len(page) < _PAGE:
-                return found
+        page = await self.store.asearch(namespace, filter=where, limit=_EVERY)
+        return _exact(page, namespace)
 
 
 def _exact(items: Iterable[Any], namespace: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
 from deerflow.knowledge.server.gateway import (
+    GRAPH_ID,
     Gateway,
     gateway,
     parse_messages,
@@ -28,7 +29,12 @@ from deerflow.knowledge.server.gateway import (
 from deerflow.knowledge.server.http import ApiError, last_event_id, read_json, strip, validate
 from deerflow.knowledge.server.manager import RunPlan
 from deerflow.knowledge.server.records import TERMINAL_RUN_STATUSES
-from deerflow.knowledge.server.schemas import RunCreate, unsupported_options
+from deerflow.knowledge.server.schemas import (
+    RunCreate,
+    ThreadId,
+    canonical_thread_id,
+    unsupported_options,
+)
 from deerflow.knowledge.server.streaming import (
     STREAM_MODES,
     Event,
@@ -36,6 +42,13 @@ from deerflow.knowledge.server.streaming import (
     sse_frame,
     sse_frames,
 )
+from deerflow.knowledge.server.threadmeta import (
+    graph_metadata,
+    new_thread_metadata,
+    run_metadata,
+    started_thread_metadata,
+)
+from deerflow.knowledge.server.threads import storable_values, subgraphs_refused
 from deerflow.knowledge.server.wire import WireEncoder, dumps
 
 __all__ = ["REMOTE_POLL_SECONDS", "router"]
@@ -64,12 +77,19 @@ def _config(gw: Gateway, thread_id: str, body: RunCreate) -> dict[str, Any]:
     checkpoint = body.checkpoint or (
         {"checkpoint_id": body.checkpoint_id} if body.checkpoint_id else None
     )
+    subgraphs_refused(checkpoint)
     config: dict[str, Any] = gw.thread_config(thread_id, checkpoint)
     extra = dict(body.config or {})
     configurable = extra.pop("configurable", None) or {}
+    if not isinstance(configurable, dict):
+        raise ApiError(422, "config.configurable must be an object")
     for reserved in ("thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"):
         if reserved in configurable:
             raise ApiError(422, f"config.configurable.{reserved} is set by the gateway")
+    internal = sorted(k for k in configurable if isinstance(k, str) and k.startswith("__"))
+    if internal:
+        # LangGraph's own run wiring (__pregel_checkpointer, ...): a caller must not replace it.
+        raise ApiError(422, f"config.configurable keys {internal} are reserved for LangGraph")
     config["configurable"].update(strip(configurable).value)
     if "recursion_limit" in extra:
         limit = extra.pop("recursion_limit")
@@ -90,6 +110,9 @@ def _config(gw: Gateway, thread_id: str, body: RunCreate) -> dict[str, Any]:
 def _graph_input(gw: Gateway, body: RunCreate) -> Any:
     if body.input is not None and body.command is not None:
         raise ApiError(422, "a run takes either input or command, not both")
+    storable_values(body.input)
+    if body.command is not None:
+        storable_values([body.command.update, body.command.resume, body.command.goto])
     if body.command is not None:
         command = body.command
         update = None
@@ -130,12 +153,20 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
     if unsupported:
         raise ApiError(422, f"{', '.join(unsupported)}: not supported by this gateway")
     assistant_id = gw.assistant_id(body.assistant_id)
+    request_metadata = strip(body.metadata).value
+    config_metadata = _config_metadata(body)
+    new_metadata = new_thread_metadata(
+        graph_id=GRAPH_ID,
+        assistant_id=assistant_id,
+        config_metadata=config_metadata,
+        request_metadata=request_metadata,
+    )
     stateless = thread_id is None
-    if thread_id is None:
-        thread_id = str(uuid.uuid4())
-    elif body.if_not_exists == "create":
+    thread: dict[str, Any] | None = None
+    thread_id = str(uuid.uuid4()) if thread_id is None else canonical_thread_id(thread_id)
+    if not stateless and body.if_not_exists == "create":
         try:
-            await gw.thread(thread_id)
+            thread = await gw.thread(thread_id)
         except ApiError as exc:
             if exc.status_code != 404:
                 raise
@@ -143,9 +174,21 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
                 uuid.UUID(thread_id)
             except ValueError:
                 raise ApiError(422, "thread_id must be a UUID") from None
-            await gw.records.new_thread(thread_id, {})
-    else:
-        await gw.thread(thread_id)
+            thread = await gw.records.new_thread(thread_id, new_metadata)
+    elif not stateless:
+        thread = await gw.thread(thread_id)
+    # The merge is written once the request is known to be valid (below).
+    started = (
+        started_thread_metadata(
+            thread["metadata"],
+            status=thread["status"],
+            graph_id=GRAPH_ID,
+            assistant_id=assistant_id,
+        )
+        if thread is not None
+        else None
+    )
+    thread_metadata = started or (thread["metadata"] if thread is not None else new_metadata)
     durability = body.durability
     if durability is None and body.checkpoint_during is not None:
         durability = "async" if body.checkpoint_during else "exit"
@@ -157,24 +200,42 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
         modes=_modes(body.stream_mode),
         subgraphs=body.stream_subgraphs,
         resumable=body.stream_resumable,
-        metadata=strip(body.metadata).value,
+        metadata=run_metadata(
+            thread_metadata=thread_metadata,
+            config_metadata=config_metadata,
+            request_metadata=request_metadata,
+            assistant_id=assistant_id,
+        ),
         multitask_strategy=body.multitask_strategy,
         interrupt_before=_nodes(gw, body.interrupt_before, "interrupt_before"),
         interrupt_after=_nodes(gw, body.interrupt_after, "interrupt_after"),
         durability=durability,
         delete_thread_after=stateless and body.on_completion != "keep",
     )
+    plan.config["metadata"] = graph_metadata(plan.metadata, thread_id=thread_id, graph_id=GRAPH_ID)
+    if started is not None:
+        await gw.records.touch_thread(thread_id, metadata=started)
     if stateless:
-        await gw.records.new_thread(thread_id, {})
+        await gw.records.new_thread(thread_id, new_metadata)
     return plan, body
 
 
-def _run_headers(record: dict[str, Any], *, resumable: bool) -> dict[str, str]:
-    # Relative to the API root, as the SDKs resolve them against their ``apiUrl``.
+def _config_metadata(body: RunCreate) -> dict[str, Any]:
+    metadata = (body.config or {}).get("metadata")
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise ApiError(422, "config.metadata must be an object")
+    return dict(strip(metadata).value)
+
+
+def _run_headers(record: dict[str, Any], *, location: str | None) -> dict[str, str]:
+    """``Content-Location`` (the run) and ``Location`` (``location``: its ``stream`` or ``join``),
+    as LangGraph Server sends them, relative to the API root as the SDKs resolve them."""
     base = f"/threads/{record['thread_id']}/runs/{record['run_id']}"
     headers = {"Content-Location": base}
-    if resumable:
-        headers["Location"] = base + "/stream"
+    if location is not None:
+        headers["Location"] = f"{base}/{location}"
     return headers
 
 
@@ -207,7 +268,8 @@ async def _stream(gw: Gateway, request: Request, thread_id: str | None) -> Strea
         gw,
         stream,
         cancel_on_disconnect=body.on_disconnect == "cancel",
-        headers=_run_headers(record, resumable=plan.resumable),
+        # LangGraph Server names the join stream of every streamed run, resumable or not.
+        headers=_run_headers(record, location="stream"),
     )
 
 
@@ -244,12 +306,14 @@ async def _wait(gw: Gateway, request: Request, thread_id: str | None) -> Respons
     return Response(
         values,
         media_type="application/json",
-        headers=_run_headers(record, resumable=False),
+        headers=_run_headers(record, location="join"),
     )
 
 
 @router.post("/threads/{thread_id}/runs/stream")
-async def stream_run(thread_id: str, request: Request, gw: Gateway = Depends(gateway)) -> Response:
+async def stream_run(
+    thread_id: ThreadId, request: Request, gw: Gateway = Depends(gateway)
+) -> Response:
     return await _stream(gw, request, thread_id)
 
 
@@ -259,7 +323,9 @@ async def stream_stateless(request: Request, gw: Gateway = Depends(gateway)) -> 
 
 
 @router.post("/threads/{thread_id}/runs/wait")
-async def wait_run(thread_id: str, request: Request, gw: Gateway = Depends(gateway)) -> Response:
+async def wait_run(
+    thread_id: ThreadId, request: Request, gw: Gateway = Depends(gateway)
+) -> Response:
     return await _wait(gw, request, thread_id)
 
 
@@ -269,13 +335,15 @@ async def wait_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Re
 
 
 @router.post("/threads/{thread_id}/runs")
-async def create_run(thread_id: str, request: Request, gw: Gateway = Depends(gateway)) -> Response:
+async def create_run(
+    thread_id: ThreadId, request: Request, gw: Gateway = Depends(gateway)
+) -> Response:
     plan, _ = await _plan(gw, request, thread_id)
     record = (await gw.runs.start(plan))[0]
     return Response(
-        dumps(record),
+        dumps(_wire_run(record)),
         media_type="application/json",
-        headers=_run_headers(record, resumable=plan.resumable),
+        headers=_run_headers(record, location="stream" if plan.resumable else None),
     )
 
 
@@ -283,12 +351,12 @@ async def create_run(thread_id: str, request: Request, gw: Gateway = Depends(gat
 async def create_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Response:
     plan, _ = await _plan(gw, request, None)
     record = (await gw.runs.start(plan))[0]
-    return Response(dumps(record), media_type="application/json")
+    return Response(dumps(_wire_run(record)), media_type="application/json")
 
 
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(
-    thread_id: str,
+    thread_id: ThreadId,
     limit: int = Query(10, ge=1, le=1000),
     offset: int = Query(0, ge=0),
     status: str | None = None,
@@ -298,7 +366,13 @@ async def list_runs(
     runs = await gw.records.runs(thread_id)
     if status is not None:
         runs = [r for r in runs if r["status"] == status]
-    return Response(dumps(runs[offset : offset + limit]), media_type="application/json")
+    page = [_wire_run(r) for r in runs[offset : offset + limit]]
+    return Response(dumps(page), media_type="application/json")
+
+
+def _wire_run(record: dict[str, Any]) -> dict[str, Any]:
+    # ``owner`` (host and pid of the process running it) is the gateway's own bookkeeping.
+    return {k: v for k, v in record.items() if k != "owner"}
 
 
 async def _run(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
@@ -310,12 +384,13 @@ async def _run(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
-async def get_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
-    return Response(dumps(await _run(gw, thread_id, run_id)), media_type="application/json")
+async def get_run(thread_id: ThreadId, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
+    record = _wire_run(await _run(gw, thread_id, run_id))
+    return Response(dumps(record), media_type="application/json")
 
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
-async def delete_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
+async def delete_run(thread_id: ThreadId, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
     record = await _run(gw, thread_id, run_id)
     if record["status"] not in TERMINAL_RUN_STATUSES:
         raise ApiError(409, f"Run {run_id} is still {record['status']}; cancel it first")
@@ -325,7 +400,7 @@ async def delete_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")
 async def cancel_run(
-    thread_id: str,
+    thread_id: ThreadId,
     run_id: str,
     wait: bool = False,
     action: str = "interrupt",
@@ -344,15 +419,16 @@ async def cancel_run(
         if wait:
             async for _ in shared.follow(run_id, modes=()):
                 pass
-        return Response(status_code=204)
+        return Response(status_code=204 if wait else 202)
     gw.runs.cancel(run_id)
     if wait:
         await stream.done.wait()
-    return Response(status_code=204)
+    # LangGraph Server: 202, the cancellation is under way.
+    return Response(status_code=204 if wait else 202)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
+async def join_run(thread_id: ThreadId, run_id: str, gw: Gateway = Depends(gateway)) -> Response:
     await _run(gw, thread_id, run_id)
     stream = gw.runs.stream(run_id)
     if stream is not None:
@@ -372,7 +448,11 @@ async def join_run(thread_id: str, run_id: str, gw: Gateway = Depends(gateway)) 
         else:
             snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
             values = WireEncoder().values(snapshot.values or {})
-    return Response(values, media_type="application/json")
+    return Response(
+        values,
+        media_type="application/json",
+        headers=_run_headers({"thread_id": thread_id, "run_id": run_id}, location="join"),
+    )
 
 
 async def _await_remote(gw: Gateway, thread_id: str, run_id: str) -> dict[str, Any]:
@@ -380,14 +460,14 @@ async def _await_remote(gw: Gateway, thread_id: str, run_id: str) -> dict[str, A
         record = await gw.records.run(thread_id, run_id)
         if record is None:
             raise ApiError(404, f"Run {run_id} not found")
-        if record["status"] in TERMINAL_RUN_STATUSES or gw.runs._stale(record):
+        if record["status"] in TERMINAL_RUN_STATUSES or gw.runs.orphaned(record):
             return record
         await asyncio.sleep(REMOTE_POLL_SECONDS)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
 async def join_stream(
-    thread_id: str,
+    thread_id: ThreadId,
     run_id: str,
     request: Request,
     stream_mode: list[str] | None = Query(None),
@@ -399,15 +479,27 @@ async def join_stream(
     modes = _modes(requested) if requested else None
     after = last_event_id(request.headers.get("last-event-id"))
     stream = gw.runs.stream(run_id)
+    headers = _run_headers(record, location="stream")
     if stream is not None:
-        return _sse(gw, stream, after=after, modes=modes, cancel_on_disconnect=cancel_on_disconnect)
+        return _sse(
+            gw,
+            stream,
+            after=after,
+            modes=modes,
+            cancel_on_disconnect=cancel_on_disconnect,
+            headers=headers,
+        )
     shared = gw.runs.shared
     found = await shared.run(run_id) if shared is not None else None
     if shared is not None and found is not None:
         frames = shared.frames(found, after=after, modes=modes, cancel=cancel_on_disconnect)
-        return StreamingResponse(frames, media_type="text/event-stream", headers=_SSE_HEADERS)
+        return StreamingResponse(
+            frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
+        )
     return StreamingResponse(
-        _remote_frames(gw, record), media_type="text/event-stream", headers=_SSE_HEADERS
+        _remote_frames(gw, record),
+        media_type="text/event-stream",
+        headers={**_SSE_HEADERS, **headers},
     )
 
 
@@ -420,7 +512,9 @@ async def _remote_frames(gw: Gateway, record: dict[str, Any]) -> AsyncIterator[b
     while True:
         current = await gw.records.run(thread_id, run_id)
         ended = (
-            current is None or current["status"] in TERMINAL_RUN_STATUSES or gw.runs._stale(current)
+            current is None
+            or current["status"] in TERMINAL_RUN_STATUSES
+            or gw.runs.orphaned(current)
         )
         snapshot = await gw.graph.aget_state(gw.thread_config(thread_id))
         checkpoint_id = (snapshot.config or {}).get("configurable", {}).get("checkpoint_id")

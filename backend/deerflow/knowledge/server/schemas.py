@@ -7,12 +7,16 @@ being silently ignored; fields nobody defined are ignored, as LangGraph Server d
 
 from __future__ import annotations
 
+import re
+import uuid
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 __all__ = [
+    "MAX_THREAD_METADATA_BYTES",
     "UNSTORABLE_NUL",
+    "UNSTORABLE_SURROGATE",
     "AssistantSearch",
     "CheckpointRequest",
     "CommandBody",
@@ -20,8 +24,11 @@ __all__ = [
     "RunCreate",
     "StateUpdate",
     "ThreadCreate",
+    "ThreadId",
     "ThreadPatch",
     "ThreadSearch",
+    "canonical_thread_id",
+    "metadata_bytes",
     "nul_free_nodes",
     "unsupported_options",
 ]
@@ -30,19 +37,27 @@ __all__ = [
 #: Why a request is refused: PostgreSQL's ``jsonb`` and ``text`` cannot hold U+0000, so on
 #: PostgreSQL such metadata or ids would be a 500; every backend refuses them alike.
 UNSTORABLE_NUL: Final = "metadata and thread ids cannot hold the character U+0000"
+#: A lone UTF-16 surrogate (``"\ud800"`` in JSON) is no character: no store can encode it.
+UNSTORABLE_SURROGATE: Final = "text cannot hold a lone surrogate (U+D800..U+DFFF)"
+#: The most a thread's metadata may weigh (its JSON), however many requests built it.
+MAX_THREAD_METADATA_BYTES: Final = 256 * 1024
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-def nul_free_nodes(value: Any) -> int:
+def nul_free_nodes(value: Any, *, nul: bool = False) -> int:
     """How many values ``value`` holds (itself, keys, items, nested); ``ValueError`` if a string
-    among them holds U+0000. One visit per value, on a stack: no recursion, linear."""
+    among them holds a lone surrogate, or U+0000 (unless ``nul``). One visit per value, on a
+    stack: no recursion, linear."""
     stack = [value]
     visited = 0
     while stack:
         item = stack.pop()
         visited += 1
         if isinstance(item, str):
-            if "\x00" in item:
+            if not nul and "\x00" in item:
                 raise ValueError(UNSTORABLE_NUL)
+            if _SURROGATE.search(item):
+                raise ValueError(UNSTORABLE_SURROGATE)
         elif isinstance(item, dict):
             stack.extend(item)
             stack.extend(item.values())
@@ -56,6 +71,25 @@ def _storable(value: Any) -> Any:
     return value
 
 
+def metadata_bytes(metadata: dict[str, Any]) -> int:
+    """The size of ``metadata`` as stored (compact JSON, UTF-8)."""
+    import orjson
+
+    return len(orjson.dumps(metadata))
+
+
+def canonical_thread_id(value: str) -> str:
+    """A thread id in the one spelling the gateway stores (lowercase, hyphenated): every spelling
+    of one UUID (uppercase, braces, ``urn:uuid:``, no hyphens) names the same thread. Anything
+    else is returned as given (and found nowhere)."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return value
+
+
+#: A thread id in a path, canonical (:func:`canonical_thread_id`).
+ThreadId = Annotated[str, AfterValidator(canonical_thread_id)]
 _Metadata = Annotated[dict[str, Any], AfterValidator(_storable)]
 _Ids = Annotated[list[str], AfterValidator(_storable)]
 
@@ -95,7 +129,9 @@ class ThreadSearch(_Body):
     ids: _Ids | None = None
     limit: int = Field(10, ge=1, le=1000)
     offset: int = Field(0, ge=0)
-    sort_by: Literal["thread_id", "status", "created_at", "updated_at"] | None = None
+    sort_by: (
+        Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None
+    ) = None
     sort_order: Literal["asc", "desc"] | None = None
     select: list[str] | None = None
     extract: dict[str, str] | None = None

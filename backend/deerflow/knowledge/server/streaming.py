@@ -23,6 +23,7 @@ from deerflow.knowledge.server.wire import WireEncoder, dumps
 
 __all__ = [
     "ALWAYS_SENT",
+    "MAX_BATCH_BYTES",
     "STREAM_MODES",
     "Event",
     "EventTranslator",
@@ -46,6 +47,8 @@ STREAM_MODES: Final = frozenset(
         "tools",
     }
 )
+#: Event data joined into one write to a stream's client (its socket buffer's worst case).
+MAX_BATCH_BYTES: Final = 1 << 20
 #: Events every reader gets, whatever stream modes it asked for.
 ALWAYS_SENT: Final = frozenset({"metadata", "error", "end"})
 #: Modes LangGraph streams under another name, or (``tools``) derives from ``updates``.
@@ -104,23 +107,38 @@ class RunStream:
         self._wake.set()
 
     async def follow(
-        self, *, after: int = -1, modes: Collection[str] | None = None
+        self,
+        *,
+        after: int = -1,
+        modes: Collection[str] | None = None,
+        max_batch_bytes: int = MAX_BATCH_BYTES,
     ) -> AsyncIterator[list[Event]]:
         """Events with an id above ``after``, then each new one until the run ends, in batches:
         whatever is there when the reader wakes (a model streams tokens faster than a socket
-        write per event)."""
+        write per event), up to ``max_batch_bytes`` of event data (one event, however large, is
+        always a batch). A reader that falls behind thus holds one batch in its socket's buffer,
+        not a copy of every event since it stopped reading."""
         position = max(after + 1, 0)
         while True:
             wake = self._wake
-            batch = [
-                event
-                for event in self.events[position:]
-                if modes is None or event.name in ALWAYS_SENT or event_mode(event.name) in modes
-            ]
-            position = len(self.events)
+            # Checked before the events are read: every event is in by the time ``done`` is set.
+            finished = self.done.is_set()
+            end = len(self.events)
+            batch: list[Event] = []
+            size = 0
+            while position < end:
+                event = self.events[position]
+                if modes is None or event.name in ALWAYS_SENT or event_mode(event.name) in modes:
+                    if batch and size + len(event.data) > max_batch_bytes:
+                        break
+                    batch.append(event)
+                    size += len(event.data)
+                position += 1
             if batch:
                 yield batch
-            if self.done.is_set():
+            if position < len(self.events):
+                continue
+            if finished:
                 return
             await wake.wait()
 

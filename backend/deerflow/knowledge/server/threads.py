@@ -17,18 +17,58 @@ from langgraph.types import StateUpdate as GraphStateUpdate
 from deerflow.knowledge.server.gateway import Gateway, gateway, trusted_values
 from deerflow.knowledge.server.http import ApiError, read_json, validate
 from deerflow.knowledge.server.schemas import (
+    MAX_THREAD_METADATA_BYTES,
     CheckpointRequest,
     HistoryRequest,
     StateUpdate,
     ThreadCreate,
+    ThreadId,
     ThreadPatch,
     ThreadSearch,
+    canonical_thread_id,
+    metadata_bytes,
+    nul_free_nodes,
 )
-from deerflow.knowledge.server.wire import WireEncoder, checkpoint_of, dumps, state_to_wire
+from deerflow.knowledge.server.threadmeta import thread_with_state_time
+from deerflow.knowledge.server.wire import (
+    WireEncoder,
+    checkpoint_of,
+    dumps,
+    iso_now,
+    state_to_wire,
+)
 
 __all__ = ["router"]
 
 router = APIRouter()
+
+
+def bounded_metadata(
+    metadata: dict[str, Any], *, max_bytes: int = MAX_THREAD_METADATA_BYTES
+) -> dict[str, Any]:
+    """``metadata`` if a thread may hold it; a 422 saying how much it weighs otherwise."""
+    size = metadata_bytes(metadata)
+    if size > max_bytes:
+        raise ApiError(
+            422, f"a thread's metadata may hold at most {max_bytes} bytes of JSON (this: {size})"
+        )
+    return metadata
+
+
+def storable_values(values: Any) -> Any:
+    """Caller-written state values, refused with a 422 when they hold text no store encodes."""
+    try:
+        nul_free_nodes(values, nul=True)
+    except ValueError as exc:
+        raise ApiError(422, str(exc)) from None
+    return values
+
+
+def subgraphs_refused(checkpoint: dict[str, Any] | None) -> None:
+    """A 422 for a checkpoint of a subgraph (``checkpoint_ns``): this gateway reads and writes the
+    state of the graph itself only."""
+    if checkpoint and checkpoint.get("checkpoint_ns"):
+        raise ApiError(422, "checkpoint_ns (a subgraph's state) is not supported by this gateway")
 
 
 def _json(data: bytes, status_code: int = 200) -> Response:
@@ -42,7 +82,7 @@ async def _thread_wire(gw: Gateway, record: dict[str, Any], encoder: WireEncoder
     for task in snapshot.tasks:
         if task.interrupts:
             interrupts[task.id] = list(task.interrupts)
-    rest = {**record, "interrupts": interrupts, "config": {}}
+    rest = {**thread_with_state_time(record), "interrupts": interrupts, "config": {}}
     return dumps(rest)[:-1] + b',"values":' + values + b"}"
 
 
@@ -51,7 +91,7 @@ async def create_thread(request: Request, gw: Gateway = Depends(gateway)) -> Res
     body = validate(ThreadCreate, await read_json(request))
     if body.ttl is not None:
         raise ApiError(422, "ttl is not supported by this gateway")
-    thread_id = body.thread_id or str(uuid.uuid4())
+    thread_id = canonical_thread_id(body.thread_id or str(uuid.uuid4()))
     try:
         uuid.UUID(thread_id)
     except ValueError:
@@ -65,6 +105,7 @@ async def create_thread(request: Request, gw: Gateway = Depends(gateway)) -> Res
     if body.graph_id is not None:
         gw.assistant_id(body.graph_id)
         metadata["graph_id"] = body.graph_id
+    bounded_metadata(metadata)
     updates: list[list[GraphStateUpdate]] = []
     for step in body.supersteps or []:
         batch = []
@@ -72,7 +113,7 @@ async def create_thread(request: Request, gw: Gateway = Depends(gateway)) -> Res
             if update.command is not None:
                 raise ApiError(422, "supersteps with a command are not supported by this gateway")
             gw.check_node(update.as_node)
-            values, _ = trusted_values(update.values)
+            values, _ = trusted_values(storable_values(update.values))
             batch.append(GraphStateUpdate(values, update.as_node))
         updates.append(batch)
     if updates:
@@ -85,31 +126,31 @@ async def create_thread(request: Request, gw: Gateway = Depends(gateway)) -> Res
 
 
 @router.get("/threads/{thread_id}")
-async def get_thread(thread_id: str, gw: Gateway = Depends(gateway)) -> Response:
+async def get_thread(thread_id: ThreadId, gw: Gateway = Depends(gateway)) -> Response:
     return _json(await _thread_wire(gw, await gw.thread(thread_id), WireEncoder()))
 
 
 @router.patch("/threads/{thread_id}")
 async def patch_thread(
-    thread_id: str, request: Request, gw: Gateway = Depends(gateway)
+    thread_id: ThreadId, request: Request, gw: Gateway = Depends(gateway)
 ) -> Response:
     body = validate(ThreadPatch, await read_json(request))
     record = await gw.thread(thread_id)
-    record = (
-        await gw.records.touch_thread(thread_id, metadata={**record["metadata"], **body.metadata})
-        or record
-    )
+    metadata = bounded_metadata({**record["metadata"], **body.metadata})
+    record = await gw.records.touch_thread(thread_id, metadata=metadata) or record
     return _json(await _thread_wire(gw, record, WireEncoder()))
 
 
 @router.delete("/threads/{thread_id}", status_code=204)
-async def delete_thread(thread_id: str, gw: Gateway = Depends(gateway)) -> Response:
+async def delete_thread(thread_id: ThreadId, gw: Gateway = Depends(gateway)) -> Response:
     await gw.thread(thread_id)
-    for run in await gw.records.active_runs(thread_id):
-        if not gw.runs.cancel(run["run_id"]) and gw.runs.shared is not None:
-            await gw.runs.shared.cancel(run["run_id"])
-    await gw.saver.adelete_thread(thread_id)
-    await gw.records.delete_thread(thread_id)
+
+    async def forget(thread_id: str) -> None:
+        await gw.saver.adelete_thread(thread_id)
+        await gw.records.delete_thread(thread_id)
+
+    # The thread's runs, in any process, stop before its checkpoints go: none writes after.
+    await gw.runs.delete_thread(thread_id, forget)
     return Response(status_code=204)
 
 
@@ -145,7 +186,7 @@ async def _search(gw: Gateway, body: ThreadSearch) -> list[dict[str, Any]]:
     found = [r for r in await gw.records.threads() if _matches(r, body)]
     key = body.sort_by or "updated_at"
     found.sort(
-        key=lambda r: (str(r.get(key, "")), r["thread_id"]),
+        key=lambda r: (str(thread_with_state_time(r).get(key, "")), r["thread_id"]),
         reverse=(body.sort_order or "desc") == "desc",
     )
     return found[body.offset : body.offset + body.limit]
@@ -177,6 +218,7 @@ async def count_threads(request: Request, gw: Gateway = Depends(gateway)) -> int
 
 
 async def _state(gw: Gateway, thread_id: str, checkpoint: dict[str, Any] | None) -> Response:
+    subgraphs_refused(checkpoint)
     await gw.thread(thread_id)
     snapshot = await gw.graph.aget_state(gw.thread_config(thread_id, checkpoint))
     if checkpoint and checkpoint.get("checkpoint_id") and not snapshot.created_at:
@@ -186,21 +228,21 @@ async def _state(gw: Gateway, thread_id: str, checkpoint: dict[str, Any] | None)
 
 @router.get("/threads/{thread_id}/state")
 async def get_state(
-    thread_id: str, subgraphs: bool = False, gw: Gateway = Depends(gateway)
+    thread_id: ThreadId, subgraphs: bool = False, gw: Gateway = Depends(gateway)
 ) -> Response:
     return await _state(gw, thread_id, None)
 
 
 @router.get("/threads/{thread_id}/state/{checkpoint_id}")
 async def get_state_at(
-    thread_id: str, checkpoint_id: str, subgraphs: bool = False, gw: Gateway = Depends(gateway)
+    thread_id: ThreadId, checkpoint_id: str, subgraphs: bool = False, gw: Gateway = Depends(gateway)
 ) -> Response:
     return await _state(gw, thread_id, {"checkpoint_id": checkpoint_id})
 
 
 @router.post("/threads/{thread_id}/state/checkpoint")
 async def post_state_at(
-    thread_id: str, request: Request, gw: Gateway = Depends(gateway)
+    thread_id: ThreadId, request: Request, gw: Gateway = Depends(gateway)
 ) -> Response:
     body = validate(CheckpointRequest, await read_json(request))
     return await _state(gw, thread_id, body.checkpoint)
@@ -208,7 +250,7 @@ async def post_state_at(
 
 @router.post("/threads/{thread_id}/state")
 async def update_state(
-    thread_id: str, request: Request, gw: Gateway = Depends(gateway)
+    thread_id: ThreadId, request: Request, gw: Gateway = Depends(gateway)
 ) -> Response:
     body = validate(StateUpdate, await read_json(request))
     await gw.thread(thread_id)
@@ -219,26 +261,31 @@ async def update_state(
     checkpoint = body.checkpoint or (
         {"checkpoint_id": body.checkpoint_id} if body.checkpoint_id else None
     )
-    values, removed = trusted_values(body.values)
+    subgraphs_refused(checkpoint)
+    values, removed = trusted_values(storable_values(body.values))
     try:
         config = await gw.graph.aupdate_state(
             gw.thread_config(thread_id, checkpoint), values, as_node=body.as_node
         )
     except InvalidUpdateError as exc:
         raise ApiError(422, f"invalid state update: {exc}") from None
-    await gw.records.touch_thread(thread_id)
+    await gw.records.touch_thread(thread_id, state_updated_at=iso_now())
     return _json(
         dumps({"checkpoint": checkpoint_of(config, thread_id), "reserved_keys_removed": removed})
     )
 
 
 @router.post("/threads/{thread_id}/history")
-async def history(thread_id: str, request: Request, gw: Gateway = Depends(gateway)) -> Response:
+async def history(
+    thread_id: ThreadId, request: Request, gw: Gateway = Depends(gateway)
+) -> Response:
     body = validate(HistoryRequest, await read_json(request))
     await gw.thread(thread_id)
     before = body.before
     if isinstance(before, str):
         before = {"checkpoint_id": before}
+    subgraphs_refused(before if isinstance(before, dict) else None)
+    subgraphs_refused(body.checkpoint)
     before_config = gw.thread_config(thread_id, before) if before else None
     encoder = WireEncoder()
     states = []
@@ -254,7 +301,7 @@ async def history(thread_id: str, request: Request, gw: Gateway = Depends(gatewa
 
 @router.get("/threads/{thread_id}/history")
 async def history_get(
-    thread_id: str, limit: int = 10, before: str | None = None, gw: Gateway = Depends(gateway)
+    thread_id: ThreadId, limit: int = 10, before: str | None = None, gw: Gateway = Depends(gateway)
 ) -> Response:
     await gw.thread(thread_id)
     encoder = WireEncoder()
@@ -268,6 +315,6 @@ async def history_get(
 
 
 @router.post("/threads/{thread_id}/copy")
-async def copy_thread(thread_id: str, gw: Gateway = Depends(gateway)) -> Response:
+async def copy_thread(thread_id: ThreadId, gw: Gateway = Depends(gateway)) -> Response:
     await gw.thread(thread_id)
     raise ApiError(501, "copying threads is not supported by this gateway")

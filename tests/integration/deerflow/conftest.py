@@ -1,0 +1,252 @@
+"""Session fixtures: DeerFlow's real backend from the snapshot, this package installed into it the
+documented way, a scripted model, a local index and DeerFlow's gateway on 127.0.0.1.
+
+Every test of the suite skips, saying what to set, without DEERFLOW_SNAPSHOT or a Python 3.12.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.deerflow import deerflow_env
+from tests.integration.deerflow.deerflow_config import DeerFlowConfig
+from tests.integration.deerflow.gap_index import GapIndex
+from tests.integration.deerflow.gateway import Gateway, start_gateway
+from tests.integration.deerflow.stub_model import StubModel
+
+REPO = Path(__file__).resolve().parents[3]
+MAX_INDEX_GAPS = 5
+DOCS = {
+    "harbour-tides.md": (
+        "# Harbour tides\n\n"
+        + "\n\n".join(
+            f"The harbour of Velmont sees tide cycle {n}: the high water arrives {n * 7} minutes after "
+            f"the lighthouse bell, and the pilots record the depth of channel {n} in the tide ledger."
+            for n in range(1, 9)
+        )
+    ),
+    "lighthouse-keepers.md": (
+        "# Lighthouse keepers\n\n"
+        + "\n\n".join(
+            f"Keeper {n} of the Velmont lighthouse trims the lamp at dusk, logs the harbour tide and "
+            f"rings the bell {n} times when fog rolls over the channel and the pilots wait."
+            for n in range(1, 9)
+        )
+    ),
+    "pilot-handbook.txt": "\n\n".join(
+        f"Pilot rule {n}: never enter the Velmont channel against the tide; wait for the bell, "
+        f"read the tide ledger and keep {n} cables from the breakwater."
+        for n in range(1, 9)
+    ),
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.deerflow)
+
+
+@pytest.fixture(scope="session")
+def snapshot_tarball() -> Path:
+    found = deerflow_env.snapshot()
+    if found is None:
+        value = os.environ.get(deerflow_env.SNAPSHOT_ENV)
+        reason = (
+            deerflow_env.SKIP_HINT
+            if not value
+            else f"{deerflow_env.SNAPSHOT_ENV}={value} is not a file; {deerflow_env.SKIP_HINT}"
+        )
+        pytest.skip(reason)
+    return found
+
+
+@pytest.fixture(scope="session")
+def python312(snapshot_tarball: Path) -> str:
+    found = deerflow_env.python312()
+    if found is None:
+        pytest.skip("DeerFlow needs Python >= 3.12: set UV_PYTHON to a python3.12 (none found)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("deerflow")
+
+
+@pytest.fixture(scope="session")
+def deerflow_root(snapshot_tarball: Path, python312: str, work: Path) -> Iterator[Path]:
+    """DeerFlow's project root, unpacked fresh over the cached venv and `uv sync --locked`."""
+    with deerflow_env.deerflow_checkout(snapshot_tarball, python312, work / "setup.log") as root:
+        yield root
+
+
+@pytest.fixture(scope="session")
+def deerflow_python(deerflow_root: Path) -> Path:
+    return deerflow_root / "backend" / ".venv" / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def package_source(work: Path) -> Path:
+    """This repository as an unpacked sdist: a source tree without symlinks or node_modules,
+    carrying the built chat page (what DeerFlow's extension manager snapshots)."""
+    dist = work / "dist"
+    deerflow_env.run(
+        [deerflow_env.uv_binary(), "build", "--sdist", "--out-dir", str(dist)],
+        REPO,
+        deerflow_env.clean_env(),
+        work / "setup.log",
+    )
+    (sdist,) = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(work / "sdist", filter="data")
+    (source,) = (work / "sdist").iterdir()
+    return source
+
+
+@pytest.fixture(scope="session")
+def stub_model() -> Iterator[StubModel]:
+    model = StubModel()
+    yield model
+    model.close()
+
+
+@pytest.fixture(scope="session")
+def knowledge_index(work: Path) -> Path:
+    """Built after the install, with the package's own command in DeerFlow's venv."""
+    docs = work / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text + "\n", encoding="utf-8")
+    return work / "index.sqlite"
+
+
+@pytest.fixture(scope="session")
+def deerflow_config(work: Path, stub_model: StubModel, knowledge_index: Path) -> DeerFlowConfig:
+    config = DeerFlowConfig(
+        path=work / "config.yaml",
+        home=work / "home",
+        model_base_url=stub_model.base_url,
+        index=knowledge_index,
+    )
+    config.write()
+    return config
+
+
+@pytest.fixture(scope="session")
+def deerflow_env_vars(deerflow_root: Path, deerflow_config: DeerFlowConfig) -> dict[str, str]:
+    """What DeerFlow's Makefile and docs set: its project root, config path and home."""
+    deerflow_config.home.mkdir(parents=True, exist_ok=True)
+    return deerflow_env.clean_env(
+        DEER_FLOW_PROJECT_ROOT=str(deerflow_root),
+        DEER_FLOW_CONFIG_PATH=str(deerflow_config.path),
+        DEER_FLOW_HOME=str(deerflow_config.home),
+        DEER_FLOW_AUTH_DISABLED="1",
+        PYTHONIOENCODING="utf-8",
+        PYTHONUTF8="1",
+        OPENAI_API_KEY="stub-key",
+    )
+
+
+@pytest.fixture(scope="session")
+def installed(
+    deerflow_root: Path,
+    package_source: Path,
+    deerflow_config: DeerFlowConfig,
+    deerflow_env_vars: dict[str, str],
+    work: Path,
+    request: pytest.FixtureRequest,
+) -> subprocess.CompletedProcess[str]:
+    """``uv run deerflow extensions install <unpacked sdist> --yes`` in DeerFlow's backend: the
+    route that DeerFlow's own `uv sync --locked` keeps (it records the package in DeerFlow's
+    pyproject `extensions` group and uv.lock, and enables it in config.yaml's `plugins:`)."""
+    backend = deerflow_root / "backend"
+    command = [
+        deerflow_env.uv_binary(),
+        "run",
+        "--locked",
+        "deerflow",
+        "extensions",
+        "install",
+        str(package_source),
+        "--yes",
+    ]
+    gaps = GapIndex(backend / "uv.lock")
+    request.addfinalizer(gaps.close)
+    for _attempt in range(MAX_INDEX_GAPS + 1):
+        completed = subprocess.run(
+            command,
+            cwd=backend,
+            env=deerflow_env_vars,
+            capture_output=True,
+            text=True,
+            timeout=deerflow_env.SYNC_TIMEOUT_SECONDS,
+        )
+        output = completed.stdout + completed.stderr
+        with (work / "install.log").open("a") as log:
+            log.write(output)
+        missing = deerflow_env.missing_from_index(output) if completed.returncode else None
+        if missing is None or not gaps.add(missing):
+            break
+        # The manager's `uv add` re-resolves DeerFlow's whole lock: a package this machine's
+        # index lacks is served from DeerFlow's own locked URLs (for the later syncs too).
+        deerflow_env_vars["UV_INDEX"] = f"deerflow-lock-gaps={gaps.url}"
+    if completed.returncode != 0:
+        pytest.fail("`deerflow extensions install` failed:\n" + output[-4000:])
+    if gaps.served:
+        print(f"\nthe package index lacked {sorted(gaps.served)}: served from DeerFlow's uv.lock")
+    return completed
+
+
+@pytest.fixture(scope="session")
+def built_index(
+    installed: object,
+    deerflow_root: Path,
+    knowledge_index: Path,
+    work: Path,
+    deerflow_env_vars: dict[str, str],
+) -> Path:
+    command = deerflow_root / "backend" / ".venv" / "bin" / "deerflow-knowledge"
+    deerflow_env.run(
+        [str(command), "index", str(work / "docs"), "--index", str(knowledge_index)],
+        work,
+        deerflow_env_vars,
+        work / "setup.log",
+        timeout=300,
+    )
+    return knowledge_index
+
+
+@pytest.fixture(scope="session")
+def gateway(
+    built_index: Path,
+    deerflow_root: Path,
+    deerflow_config: DeerFlowConfig,
+    deerflow_env_vars: dict[str, str],
+    work: Path,
+) -> Iterator[Gateway]:
+    with start_gateway(deerflow_root, deerflow_env_vars, work) as running:
+        yield running
+
+
+@pytest.fixture()
+def reset_config(deerflow_config: DeerFlowConfig) -> Iterator[DeerFlowConfig]:
+    """A test that edits DeerFlow's config (it reloads per request) gets the default back."""
+    yield deerflow_config
+    deerflow_config.tool_output = {}
+    deerflow_config.write()
+
+
+def which_or_skip(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not on PATH")
+    return found
