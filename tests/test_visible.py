@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
@@ -81,7 +82,13 @@ def test_cli_search_and_index_print_the_title_visibly(tmp_path: Path) -> None:
     assert source.title == SPOOF
 
 
-def test_cli_verify_prints_the_title_visibly(tmp_path: Path) -> None:
+def test_cli_verify_prints_the_title_visibly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deerflow.knowledge import cli
+
+    # The console's width is fixed when it is made; a wide one keeps the title on one line.
+    monkeypatch.setattr(cli._out, "width", 200)
     source = KnowledgeSource.create(provider="local", title=SPOOF, excerpt="Pay 100.")
     messages = [
         ToolMessage(

@@ -131,9 +131,14 @@ async def _postgres_pool(url: str, *, max_size: int = _POSTGRES_POOL_SIZE) -> As
     """A connection pool as LangGraph's PostgreSQL saver and store use a connection (autocommit,
     no prepared statements, dict rows) whose connections are checked before use: after a
     database restart a broken connection is replaced, so service comes back by itself."""
+    import psycopg
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 
+    # One direct connection first: an unreachable database fails the start at once with psycopg's
+    # own error, instead of a pool retrying (and logging each retry) until its timeout.
+    probe = await psycopg.AsyncConnection.connect(url, autocommit=True)
+    await probe.close()
     async with AsyncConnectionPool(
         url,
         min_size=1,
