@@ -50,9 +50,9 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not (ROOT / "node_modules" / "@assistant-ui" / "react-langgraph").is_dir():
         pytest.fail("node_modules is not installed: run `npm ci`", pytrace=False)
     out = tmp_path_factory.mktemp("assistant-ui")
+    build = ["npx", "--no-install", "vite", "build", "-c", str(APP / "vite.config.ts")]
     result = subprocess.run(
-        ["npx", "--no-install", "vite", "build", "-c", str(APP / "vite.config.ts")]
-        + ["--outDir", str(out), "--logLevel", "error"],
+        [*build, "--outDir", str(out), "--logLevel", "error"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -235,6 +235,7 @@ def test_cancel_stops_the_run_on_the_gateway(
     )
     assert _get(gateway, f"threads/{thread_id}")["status"] == "idle"
     # The thread still answers: the cancelled run left nothing stuck.
+    before = page.locator(".msg--ai").count()
     _ask(page, SECOND_QUESTION)
-    _verified_chips(_wait_for_answers(page, 1))
+    _verified_chips(_wait_for_answers(page, before + 1))
     assert page.errors == []
