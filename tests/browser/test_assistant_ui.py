@@ -38,6 +38,7 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-ru
 QUESTION = "How does a reader verify the evidence behind a citation?"
 SECOND_QUESTION = "What is a native RAGFlow id?"
 ANSWER_TIMEOUT_MS = 30_000
+README_END = "// --- README assistant-ui example: end ---"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -157,6 +158,13 @@ def _verified_chips(answer: Any) -> list[str]:
     assert all(label.startswith("Source ") for label in labels), labels
     assert answer.locator(".dk-inert").count() == 0
     return labels
+
+
+def test_the_readme_shows_the_example_verbatim() -> None:
+    source = (APP / "KnowledgeChat.tsx").read_text(encoding="utf-8")
+    begin = "// --- README assistant-ui example: begin ---\n"
+    example = source[source.index(begin) + len(begin) : source.index(README_END)]
+    assert "```tsx\n" + example + "```" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_a_streamed_answer_carries_verified_chips(page: Any, gateway: str) -> None:

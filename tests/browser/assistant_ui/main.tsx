@@ -15,21 +15,15 @@ import {
   ThreadListItemPrimitive,
   ThreadListPrimitive,
   ThreadPrimitive,
-  getExternalStoreMessages,
-  useAuiState,
   type RemoteThreadListAdapter,
-  type TextMessagePartProps,
 } from "@assistant-ui/react";
-import {
-  unstable_createLangGraphStream,
-  useLangGraphRuntime,
-  type LangChainMessage,
-} from "@assistant-ui/react-langgraph";
-import { KnowledgeMarkdown, SourcesPanel, textParts } from "@deerflow/knowledge-citations";
+import { textParts } from "@deerflow/knowledge-citations";
 import { Client, type Thread } from "@langchain/langgraph-sdk";
 import { createAssistantStream } from "assistant-stream";
-import { useMemo, useState } from "react";
+import { useState } from "react";
 import { createRoot } from "react-dom/client";
+
+import { KnowledgeText, useGatewayRuntime } from "./KnowledgeChat";
 
 const params = new URLSearchParams(window.location.search);
 const client = new Client({ apiUrl: params.get("api") ?? `${window.location.origin}/api` });
@@ -81,31 +75,6 @@ const threadList: RemoteThreadListAdapter = {
   },
 };
 
-const stream = unstable_createLangGraphStream({ client, assistantId: "agent", streamMode: ["messages", "values"] });
-
-/** An assistant text part, rendered against the LangChain messages up to its own message. */
-function KnowledgeText({ text, status }: TextMessagePartProps) {
-  const messageId = useAuiState((state) => state.message.id);
-  const threadMessages = useAuiState((state) => state.thread.messages);
-  const { history, index } = useMemo(() => {
-    const history: LangChainMessage[] = [];
-    let index = -1;
-    for (const message of threadMessages) {
-      history.push(...getExternalStoreMessages<LangChainMessage>(message));
-      if (message.id === messageId) index = history.length - 1;
-    }
-    return { history, index };
-  }, [threadMessages, messageId]);
-  const streaming = status.type === "running";
-  if (index < 0) return <p>{text}</p>;
-  return (
-    <>
-      <KnowledgeMarkdown markdown={text} messages={history} messageIndex={index} streaming={streaming} />
-      {!streaming && <SourcesPanel markdown={text} messages={history} messageIndex={index} />}
-    </>
-  );
-}
-
 function ThreadListItem() {
   return (
     <ThreadListItemPrimitive.Root className="thread">
@@ -118,8 +87,7 @@ function ThreadListItem() {
 
 function App() {
   const [threadId, setThreadId] = useState(params.get("thread") ?? undefined);
-  const runtime = useLangGraphRuntime({
-    stream,
+  const runtime = useGatewayRuntime(client, {
     threadId,
     onThreadIdChange: (id) => {
       setThreadId(id);
@@ -128,12 +96,7 @@ function App() {
       else url.searchParams.set("thread", id);
       window.history.replaceState(null, "", url);
     },
-    unstable_allowCancellation: true,
     unstable_threadListAdapter: threadList,
-    load: async (id) => {
-      const state = await client.threads.getState<{ messages?: LangChainMessage[] }>(id);
-      return { messages: state.values.messages ?? [] };
-    },
   });
   return (
     <AssistantRuntimeProvider runtime={runtime}>
