@@ -108,6 +108,14 @@ def page(browser: Any, app_url: str, gateway: str) -> Iterator[Any]:
     page = context.new_page()
     page.errors = []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
+    # Every call the runtime makes is one the gateway serves: no 4xx/5xx along the way.
+    page.on(
+        "response",
+        lambda response: (
+            response.status >= 400
+            and page.errors.append(f"{response.status} {response.request.method} {response.url}")
+        ),
+    )
     page.goto(f"{app_url}/?api={gateway}")
     page.get_by_label("Your question").wait_for()
     yield page
