@@ -140,6 +140,29 @@ def test_stemming_and_stopwords(provider: LocalProvider, docs: Path) -> None:
     assert tokenize("the of") == ["the", "of"]  # only stopwords: keep them
 
 
+def test_how_a_question_is_asked_does_not_rank_chunks(tmp_path: Path) -> None:
+    # Auxiliaries, pronouns and contraction pieces match nearly every chunk: kept as query terms,
+    # they rank a chunk that repeats them above the one about what the question asks.
+    assert tokenize("Does it have to be a list, or can't it?") == ["list"]
+    assert tokenize("Doesn't the key never go without a header?") == [
+        "key",
+        "never",
+        "go",
+        "without",
+        "header",
+    ]
+    root = tmp_path / "docs"
+    _write(
+        root, "chatter.md", "Does it? Can you? Could we? There is one thing you can do, and we do."
+    )
+    _write(root, "lists.md", "A value that is not a list of records is rejected.")
+    local = LocalProvider(tmp_path / "i.sqlite")
+    local.index(root)
+    assert [h.title for h in local.search_sync("Does it have to be a list, can you?").hits] == [
+        "lists.md"
+    ]
+
+
 def test_limit_is_bounded(tmp_path: Path) -> None:
     root = tmp_path / "docs"
     for i in range(MAX_LIMIT + 20):

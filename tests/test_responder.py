@@ -250,3 +250,75 @@ def test_unverified_evidence_is_never_quoted_even_when_it_matches() -> None:
         ExtractiveResponder().invoke([HumanMessage("How is a source id computed?"), tool]).content
     )
     assert answer == NO_ANSWER
+
+
+FAQ = KnowledgeSource.create(
+    provider="local",
+    title="faq.md",
+    excerpt=(
+        "## Can a lantern be charged from a laptop?\n\nA lantern charges only from its own dock.\n"
+        "The dock of a lantern is sold with every laptop bag."
+    ),
+)
+GUIDE = KnowledgeSource.create(
+    provider="local",
+    title="guide.txt",
+    excerpt=(
+        "Batteries. A battery lasts a year in a lantern kept indoors. A lantern left outside "
+        "loses its battery charge in a month."
+    ),
+)
+
+
+def test_a_section_is_answered_by_its_first_sentence() -> None:
+    # Both sentences share the question's words; the one opening the section whose heading asks
+    # the question is its answer (a FAQ), and "Batteries." is a run-in heading, not a sentence.
+    quotes = _quotes(_answer("Can I charge a lantern from my laptop?", FAQ))
+    assert quotes == ["A lantern charges only from its own dock."]
+    assert [(s.text, s.heading, s.lead) for s in _sentences(GUIDE.excerpt)] == [
+        ("A battery lasts a year in a lantern kept indoors.", "Batteries", True),
+        ("A lantern left outside loses its battery charge in a month.", "Batteries", False),
+    ]
+
+
+def test_a_negated_question_prefers_the_negated_sentence() -> None:
+    source = KnowledgeSource.create(
+        provider="local",
+        title="records.md",
+        excerpt=(
+            "A record whose handle appears in the content is kept for the reader. "
+            "A record whose handle does not appear in the content is dropped."
+        ),
+    )
+    quotes = _quotes(_answer("What if a record's handle isn't in the content?", source))
+    assert quotes == ["A record whose handle does not appear in the content is dropped."]
+
+
+def test_how_many_inside_a_question_still_asks_for_a_quantity() -> None:
+    source = KnowledgeSource.create(
+        provider="local",
+        title="budget.md",
+        excerpt=(
+            "A tool result that hits the cap carries a notice that says how many results "
+            "were left out. At most 100 results fit in one tool result."
+        ),
+    )
+    quotes = _quotes(_answer("Is there a cap on how many results a tool result carries?", source))
+    assert quotes == ["At most 100 results fit in one tool result."]
+
+
+def test_a_further_quote_comes_from_the_document_that_answered_first() -> None:
+    key = KnowledgeSource.create(
+        provider="local",
+        title="providers/lightrag-setup.md",
+        excerpt="Set `LIGHTRAG_API_KEY` when the server was started with an API key.",
+    )
+    elsewhere = KnowledgeSource.create(
+        provider="local",
+        title="trust-boundary.md",
+        excerpt="The header a caller sets is in every message the server was sent.",
+    )
+    question = "My server was started with an API key: how do I set it, and which header is it in?"
+    assert _quotes(_answer(question, key, elsewhere)) == [
+        "Set `LIGHTRAG_API_KEY` when the server was started with an API key."
+    ]

@@ -47,7 +47,7 @@ LAUNCH_ARGS = [
 ]
 QUESTION = "How does a reader verify the evidence behind a citation?"
 #: Its answer cites two excerpts of one document (chips "… · excerpt 1", "… · excerpt 2").
-SPLIT_QUESTION = "What is a native RAGFlow id?"
+SPLIT_QUESTION = "How long is each chunk, and what is the title of a local hit?"
 
 
 @pytest.fixture(scope="module")

@@ -178,44 +178,24 @@ _FTS_HASH_BYTES: Final = 32 * 1024 * 1024
 _FTS_AUTOMERGE: Final = 4
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
-#: Dropped from queries (unless nothing else is left): they match nearly every chunk.
+#: Dropped from queries (unless nothing else is left): English function words — pronouns,
+#: auxiliaries, articles, conjunctions, question words and the pieces a tokenizer cuts from
+#: contractions ("doesn't" → "doesn", "t"). They match nearly every chunk, and a question is
+#: mostly made of them ("Does it have to…?"): kept, they rank chunks by how a question is asked
+#: rather than by what it asks about. Negations ("no", "not", "never", "without") and words of
+#: position or order ("before", "after", "only") carry meaning and are kept.
 _STOPWORDS: Final = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-    ]
+    """
+    a about actually all also am an and any anyone anything are aren as at be because been being
+    both but by can cannot could couldn d did didn do does doesn doing don each either else even
+    ever every for from had hadn has hasn have haven having he her here hers herself him himself
+    his how however i if in into is isn it its itself just let ll m many me might much must
+    mustn my myself neither nor now of on one onto or ought our ours ourselves own per quite
+    rather re really s shall shan she should shouldn so some someone something such t than that
+    the their theirs them themselves then there these they this those through thus to too upon
+    us ve very via was wasn we were weren what whatever when whenever where whether which while
+    who whom whose why will with within would wouldn yet you your yours yourself yourselves
+    """.split()
 )
 _TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 #: The schema, one statement per item (run inside the creating transaction).

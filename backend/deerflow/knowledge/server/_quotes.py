@@ -6,14 +6,16 @@ dropped); a sentence that opens with a pronoun ("It needs no server…") is only
 together with the sentence before it, which says what "it" is. Every candidate is scored by the
 share of the question's concepts (:mod:`deerflow.knowledge.server._terms`) it states, each
 weighted by how rare it is in the evidence, with its section heading and document title as
-context worth less than the sentence itself.
+context worth less than the sentence itself. The first sentence under a heading (a Markdown one,
+a FAQ's question, a paragraph's run-in "Updates." heading) is where a section answers its heading,
+so it gains what its heading shares with the question.
 
 * The best candidate is quoted first. A question is declined when even the best states too
   little of it; a name, acronym or code the question asks about that no retrieved sentence
   mentions weighs heavily, so "Which Python version…" is not answered with LightRAG's version.
 * A further quote is added only for a clause of a multi-clause question ("…, and which header
-  carries it?") that the quotes so far leave unanswered, and only when it answers that clause
-  and still speaks to the question as a whole.
+  carries it?") that the quotes so far leave unanswered, and only when it answers that clause,
+  still speaks to the question as a whole and comes from the document quoted first.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ __all__ = [
 #: The best sentence must state at least this weighted share of the question, else the reply is
 #: the no-answer reply.
 MIN_COVERAGE: Final = 0.3
+#: A further quote must state at least this weighted share of the whole question, divided by its
+#: number of clauses (a quote that answers one of two clauses states about half of it).
+FURTHER_COVERAGE: Final = 0.8
 #: A clause whose weighted share stated by the quotes so far reaches this is answered.
 CLAUSE_ANSWERED: Final = 0.6
 #: A question concept found only in the heading or title of the sentence's section counts this
@@ -47,7 +52,7 @@ CLAUSE_ANSWERED: Final = 0.6
 HEADING_WEIGHT: Final = 0.7
 #: A concept the question names as a proper name, acronym or code weighs this many times the
 #: heaviest concept when no retrieved sentence mentions it.
-MISSING_SPECIFIC_WEIGHT: Final = 3.0
+MISSING_SPECIFIC_WEIGHT: Final = 5.0
 #: Inverse frequencies are raised to this power: the rarest concepts a question shares with a
 #: sentence are what tells the answering sentence from its neighbours.
 WEIGHT_POWER: Final = 1.0
@@ -62,6 +67,9 @@ PAIR_WEIGHT: Final = 0.3
 TITLE_WEIGHT: Final = 0.6
 #: The tool's own ranking breaks near-ties: the nth hit's sentences lose this much score per rank.
 RANK_PENALTY: Final = 0.01
+#: The first sentence of a section is where the section answers its heading: it gains this share
+#: of the weight of the question concepts its heading names (a FAQ's question, a run-in heading).
+LEAD_WEIGHT: Final = 0.4
 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 _BLOCK_SPLIT_RE = re.compile(r"\n\s*\n")
@@ -70,13 +78,16 @@ _LIST_ITEM_RE = re.compile(r"(?:[-*+]|\d{1,3}\.)\s")
 _PRONOUN_START_RE = re.compile(
     r"(?:It|Its|They|Their|Them|This|These|That|Those|Both|Either|Neither|Such|He|She)\b"
 )
+#: A paragraph's run-in heading: up to four capitalized words and a full stop.
+_RUN_IN_HEADING_RE = re.compile(r"[A-Z][\w-]*(?: [\w-]+){0,3}\.")
 _WH_NOUN_RE = re.compile(r"\s*(?:what|which)\s+(\w+)", re.IGNORECASE)
 _HOW_VERB_RE = re.compile(
     r"\s*how\s+(?:do|can|could|should|would|may|might|must|will|shall)\s+(?:i|we|you|one)\s+(\w+)",
     re.IGNORECASE,
 )
+#: Anywhere in a question ("Is there a cap on how many…"): it asks for a quantity.
 _HOW_MUCH_RE = re.compile(
-    r"\s*how\s+(?:much|many|long|big|large|fast|often|old|far|soon)\b", re.IGNORECASE
+    r"\bhow\s+(?:much|many|long|big|large|fast|often|old|far|soon)\b", re.IGNORECASE
 )
 #: A quantity: a number standing alone (not part of "FTS5", "v1" or "SHA-256") or a number word.
 _NUMBER_RE = re.compile(
@@ -94,6 +105,8 @@ class Candidate:
     """What would be quoted: one sentence, or a sentence and the pronoun-led one after it."""
     heading: str
     """The heading of the section the sentence is in, as far as the excerpt shows it."""
+    lead: bool = False
+    """The first sentence under its heading in the excerpt: where a section answers its title."""
 
 
 def _is_complete(sentence: str) -> bool:
@@ -124,6 +137,7 @@ def sentences(excerpt: str) -> list[Candidate]:
     excerpt starts or ends with dropped); a pronoun-led sentence joined to the one before it."""
     found: list[Candidate] = []
     heading = ""
+    lead = False
     for block in _BLOCK_SPLIT_RE.split(excerpt):
         lines = [line.strip() for line in block.splitlines() if line.strip()]
         if not lines or lines[0].startswith(("```", "~~~", "|")):
@@ -131,9 +145,11 @@ def sentences(excerpt: str) -> list[Candidate]:
         if lines[0].startswith("#"):
             heading = lines[0].lstrip("#").strip()
             lines = lines[1:]
+            lead = True
         if lines and _looks_like_heading(lines[0], lines[1] if len(lines) > 1 else None):
             heading = lines[0]
             lines = lines[1:]
+            lead = True
         # A list item starts a new statement; other lines continue the one before.
         items: list[list[str]] = []
         for line in lines:
@@ -141,10 +157,21 @@ def sentences(excerpt: str) -> list[Candidate]:
                 items.append([line])
             else:
                 items[-1].append(line)
-        for item in items:
+        for number, item in enumerate(items):
             previous: str | None = None
-            for sentence in _SENTENCE_END_RE.split(" ".join(item)):
+            for index, sentence in enumerate(_SENTENCE_END_RE.split(" ".join(item))):
                 sentence = sentence.strip()
+                if (
+                    not lead
+                    and number == 0
+                    and index == 0
+                    and _RUN_IN_HEADING_RE.fullmatch(sentence)
+                ):
+                    # "Updates. Every run compares…": a run-in heading names the paragraph (but
+                    # "No." right under a FAQ question is its answer, not a heading).
+                    heading = sentence[:-1]
+                    lead = True
+                    continue
                 if not _is_complete(sentence):
                     previous = None
                     continue
@@ -152,7 +179,8 @@ def sentences(excerpt: str) -> list[Candidate]:
                     if previous is not None:
                         found.append(Candidate(f"{previous} {sentence}", heading))
                 else:
-                    found.append(Candidate(sentence, heading))
+                    found.append(Candidate(sentence, heading, lead))
+                    lead = False
                 previous = sentence
     return found
 
@@ -176,6 +204,8 @@ class _Scored:
     pairs: frozenset[tuple[str, str]]
     titled: frozenset[str] = frozenset()
     """The concepts of the document's title."""
+    heading: frozenset[str] = frozenset()
+    """The concepts of the sentence's section heading."""
 
 
 def _weights(terms: Sequence[Term], scored: Sequence[_Scored]) -> dict[str, float]:
@@ -217,6 +247,9 @@ def _coverage(weights: dict[str, float], concepts_: Sequence[str], item: _Scored
 def _score(weights: dict[str, float], order: Sequence[str], item: _Scored) -> float:
     score = _coverage(weights, order, item)
     total = sum(weights[c] for c in order)
+    if item.evidence.candidate.lead:
+        score += LEAD_WEIGHT * sum(weights[c] for c in order if c in item.heading) / total
+
     for first, second in itertools.pairwise(order):
         if (first, second) in item.pairs:
             score += PAIR_WEIGHT * (weights[first] + weights[second]) / 2 / total
@@ -238,7 +271,7 @@ def _clauses(question: str, terms: Sequence[Term]) -> list[list[str]]:
 @dataclass(frozen=True, slots=True)
 class _Focus:
     """What an answer must state, read off how the question opens: "Which *port*…" asks for a
-    port, "How do I *deploy*…" for deploying, "How many…" or "How long…" for a number."""
+    port, "How do I *deploy*…" for deploying, "how many…" or "how long…" for a number."""
 
     concept: str | None = None
     number: bool = False
@@ -250,7 +283,7 @@ class _Focus:
 
 
 def _focus(question: str) -> _Focus:
-    if _HOW_MUCH_RE.match(question):
+    if _HOW_MUCH_RE.search(question):
         return _Focus(number=True)
     match = _WH_NOUN_RE.match(question) or _HOW_VERB_RE.match(question)
     if match is None:
@@ -279,6 +312,7 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[E
                 frozenset(context),
                 frozenset(itertools.pairwise(words)),
                 frozenset(concepts(item.title)),
+                frozenset(concepts(item.candidate.heading)),
             )
         )
     weights = _weights(terms, scored)
@@ -297,7 +331,8 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[E
     best = ranked[0]
     chosen = [best]
     seen = {best.evidence.candidate.text}
-    for clause in _clauses(question, terms):
+    clauses = _clauses(question, terms)
+    for clause in clauses:
         if len(chosen) >= limit:
             break
         answered = _Scored(
@@ -308,15 +343,17 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[E
         )
         if _coverage(weights, clause, answered) >= CLAUSE_ANSWERED:
             continue
+        # A question of several clauses asks about one topic: the further quote comes from the
+        # document that answered it first, not from whichever one shares a clause's words.
         for other in sorted(
-            scored, key=lambda s: (-_coverage(weights, clause, s), -_score(weights, order, s))
+            (s for s in scored if s.evidence.title == best.evidence.title),
+            key=lambda s: (-_coverage(weights, clause, s), -_score(weights, order, s)),
         ):
             if other.evidence.candidate.text in seen:
                 continue
-            if (
-                _coverage(weights, clause, other) >= CLAUSE_ANSWERED
-                and _coverage(weights, order, other) >= MIN_COVERAGE
-            ):
+            if _coverage(weights, clause, other) >= CLAUSE_ANSWERED and _coverage(
+                weights, order, other
+            ) >= FURTHER_COVERAGE / len(clauses):
                 chosen.append(other)
                 seen.add(other.evidence.candidate.text)
             break

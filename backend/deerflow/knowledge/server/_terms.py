@@ -5,7 +5,8 @@ key, "sneak in" for plant, "crash" for raising an exception. So every word is st
 Snowball, so "indexing", "indexed" and "indexes" meet) and mapped to a *concept*: a small,
 general thesaurus of the words people use about software puts synonyms under one concept, and a
 few compounds ("symlinked") under the two concepts they stand for. Stop words and question
-fillers ("actually", "happen", "way") carry no concept. The thesaurus is general vocabulary, not
+fillers ("actually", "happen", "way") carry no concept; a negation ("no", "not", "isn't",
+"without") does, so "What if the handle isn't in the content?" meets "does not appear". The thesaurus is general vocabulary, not
 a list of the bundled documents' answers: a word missing from it only costs a match.
 """
 
@@ -28,14 +29,14 @@ _CACHED_WORDS: Final = 65_536
 _STOP_WORDS: Final = frozenset(
     """
     a about actually after again all also am an and any anyone anything are as at be because been
-    before being both but by can could did do does doesn don done each either else even ever every
+    before being both but by can could did do does done each either else even ever every
     exactly for from further get gets getting go goes going got had has have having he her here his
-    how however i if in into is isn it its itself just kind let like lot me might more much must my
-    myself no nor not now always usually sometimes of off on once one only onto or other our out own people per please put
+    how however i if in into is it its itself just kind let like lot me might more much must my
+    myself now always usually sometimes of off on once one only onto or other our out own people per please put
     quite rather really same say says she should so some someone something sort still such tell
     than that the their them then there these they thing things this those through thus to too try
     under until up us use used uses using very want wants was way we were what whatever when
-    whenever where whether which while who whom whose why will with within without would yet you
+    whenever where whether which while who whom whose why will with within would yet you
     your yours happen happens happened happening mean means meant whole stuff bit many
     above across against along among around behind below beneath beside besides between beyond
     despite during except inside instead outside over toward towards upon via
@@ -81,6 +82,7 @@ _SYNONYMS: Final = (
     "update rebuild reindex refresh rerun",
     "sync drift consistent",
     "parent child subagent",
+    "not no never without none nothing isn doesn don didn aren wasn weren cannot nor",
 )
 #: Irregular forms the stemmer leaves alone, as the word they inflect.
 _IRREGULAR: Final = {
