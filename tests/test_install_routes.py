@@ -11,27 +11,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from tests.test_wheel import _ok, _run
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "deerflow/knowledge/server/static/index.html"
-
-
-def _run(command: list[str | Path], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(part) for part in command], capture_output=True, text=True, check=False, **kwargs
-    )  # type: ignore[call-overload, no-any-return]
-
-
-def _ok(command: list[str | Path], **kwargs: object) -> str:
-    result = _run(command, **kwargs)
-    assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
-    return result.stdout + result.stderr
 
 
 @pytest.fixture(scope="module")

@@ -21,18 +21,6 @@ from deerflow.knowledge.providers.ragflow import RAGFLOW_TOOL_DESCRIPTION
 
 __all__ = ["FLAVOR", "KEYS", "knowledge_search_tool"]
 
-KEYS: Final = frozenset(
-    {
-        "base_url",
-        "api_key",
-        "datasets",
-        "timeout",
-        "page_size",
-        "similarity_threshold",
-        "vector_similarity_weight",
-        "top_k",
-    }
-)
 _OPTIONS: Final = (
     "datasets",
     "timeout",
@@ -41,6 +29,7 @@ _OPTIONS: Final = (
     "vector_similarity_weight",
     "top_k",
 )
+KEYS: Final = frozenset({"base_url", "api_key", *_OPTIONS})
 
 
 def _build(settings: Mapping[str, Any], config_dir: Path | None) -> RetrievalProvider:
