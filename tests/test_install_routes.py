@@ -73,8 +73,10 @@ def test_a_source_tree_without_npm_builds_without_the_page(clone: Path, tmp_path
     (bin_dir / "python3").symlink_to(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("npm_", "NODE"))}
     env["PATH"] = str(bin_dir)
-    out = _ok([bin_dir / "uv", "build", "--wheel", "--out-dir", tmp_path / "dist",
-               "--python", sys.executable], cwd=tree, env=env)  # fmt: skip
+    built = _run([bin_dir / "uv", "build", "--wheel", "--out-dir", tmp_path / "dist",
+                  "--python", sys.executable], cwd=tree, env=env)  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    out = built.stdout + built.stderr
     assert "npm is not on PATH: building without the chat page" in out
     (wheel,) = (tmp_path / "dist").glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
