@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -293,13 +294,45 @@ def test_untraced_agent_steps_stay_on_the_event_loop(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(run_helpers, "_setup_run", spy)
-    with _client(provider, tmp_path / "threads.sqlite") as c:
+    config = build_config(provider, checkpoint=str(tmp_path / "threads.sqlite"))
+    with TestClient(create_app(dataclasses.replace(config, tune_process=True))) as c:
         thread_id = c.post("/api/threads", json={}).json()["thread_id"]
         assert any(
             e == "values" for e, _ in _run(c, thread_id, [{"type": "human", "content": QUESTION}])
         )
     assert threads and not any(name.startswith(("gateway-step", "asyncio_")) for name in threads)
     assert get_runtime_overrides().aio_to_thread is None  # the app's hook leaves with it
+
+
+def test_an_embedded_app_leaves_the_process_settings_alone(
+    provider: LocalProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only ``serve`` tunes the process; an application embedding the app keeps its own."""
+    import gc
+    import sys
+
+    from langsmith._runtime_overrides import get_runtime_overrides
+
+    calls: list[str] = []
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("gc.freeze"))
+    monkeypatch.setattr(sys, "setswitchinterval", lambda _: calls.append("setswitchinterval"))
+    seen: dict[str, Any] = {}
+    with _client(provider, tmp_path / "threads.sqlite") as c:
+        thread_id = c.post("/api/threads", json={}).json()["thread_id"]
+        _run(c, thread_id, [{"type": "human", "content": QUESTION}])
+
+        async def probe() -> None:
+            import asyncio
+
+            loop = asyncio.get_running_loop()
+            seen["executor"] = getattr(loop, "_default_executor", None)
+            seen["override"] = get_runtime_overrides().aio_to_thread
+
+        c.portal.call(probe)  # type: ignore[union-attr]
+    assert calls == []
+    assert seen["override"] is None
+    executor = seen["executor"]
+    assert executor is None or not executor._thread_name_prefix.startswith("gateway-step")
 
 
 def test_a_new_checkpoint_file_has_large_pages_and_an_old_one_keeps_its_own(

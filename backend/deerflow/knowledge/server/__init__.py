@@ -255,7 +255,11 @@ def serve(
             await super().serve(sockets)
 
     uvicorn_config = uvicorn.Config(
-        create_app(config), log_level="warning", http=guard.protocol(), backlog=limits.backlog
+        # The process is the gateway's own here, so it may tune the process (``tune_process``).
+        create_app(dataclasses.replace(config, tune_process=True)),
+        log_level="warning",
+        http=guard.protocol(),
+        backlog=limits.backlog,
     )
     Server(uvicorn_config).run(sockets=[sock])
 

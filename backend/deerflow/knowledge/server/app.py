@@ -87,6 +87,11 @@ class GatewayConfig:
     run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS
     #: Runs shared with other gateway processes on the same PostgreSQL (``pgruns``).
     open_shared: Callable[[], AbstractAsyncContextManager[PgRuns]] | None = None
+    #: Tune the whole process for serving (a bounded default executor, a shorter GIL switch
+    #: interval, ``gc.freeze`` after start-up, LangSmith's untraced steps kept on the loop).
+    #: ``serve`` sets it: the process is the gateway's. An application that embeds the app keeps
+    #: its own process settings (the default, False).
+    tune_process: bool = False
 
 
 async def _inline_unless_tracing(
@@ -130,17 +135,18 @@ async def _memory_store() -> AsyncIterator[BaseStore]:
 def create_app(config: GatewayConfig) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # The agent's CPU-heavy steps run in the loop's default executor; Python's default of
-        # cpu_count + 4 workers lets a few stuck runs queue every other user's steps behind them.
-        asyncio.get_running_loop().set_default_executor(
-            ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="gateway-step")
-        )
-        # A worker thread stuck in pure-Python work holds the GIL for a whole switch interval
-        # each time the event loop wakes; a shorter interval keeps the loop serving other runs.
-        sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
+        if config.tune_process:
+            # The agent's CPU-heavy steps run in the loop's default executor; Python's default of
+            # cpu_count + 4 workers lets a few stuck runs queue every other user's steps behind.
+            asyncio.get_running_loop().set_default_executor(
+                ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="gateway-step")
+            )
+            # A worker thread stuck in pure-Python work holds the GIL for a whole switch interval
+            # each time the event loop wakes; a shorter interval keeps the loop serving others.
+            sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         open_store = config.open_store or _memory_store
         shared_runs = config.open_shared() if config.open_shared else nullcontext(None)
-        with _untraced_steps_inline():
+        with _untraced_steps_inline() if config.tune_process else nullcontext():
             async with (
                 config.open_checkpointer() as saver,
                 open_store() as store,
@@ -173,7 +179,8 @@ def create_app(config: GatewayConfig) -> FastAPI:
                 # What the process holds by now (modules, the graph, the agent's tools: over a
                 # hundred thousand objects) lives as long as the app; the collector need not
                 # walk it again every time a run's garbage triggers a full collection.
-                gc.freeze()
+                if config.tune_process:
+                    gc.freeze()
                 yield
                 # Let runs whose clients went away finish before the checkpointer closes.
                 await manager.drain(RUN_DRAIN_SECONDS)
