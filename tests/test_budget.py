@@ -1,4 +1,4 @@
-"""prune_evidence and the budget's cuts (DESIGN §9, tool-output budget)."""
+"""prune_evidence and the budget's cuts (README: Evidence through agents)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SourceAccumulator, forward_cited_sources and the reference task tool (DESIGN §9, Subagents)."""
+"""SourceAccumulator, forward_cited_sources and the reference task tool (README: Evidence through agents)."""
 
 from __future__ import annotations
 

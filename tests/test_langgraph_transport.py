@@ -1,4 +1,4 @@
-"""The evidence artifact travels through real LangGraph unchanged (DESIGN §9, Transport).
+"""The evidence artifact travels through real LangGraph unchanged.
 
 A ``create_agent`` run with a deterministic chat model and ``knowledge_search`` over an in-memory
 provider: the tool message's artifact must come out of every stream mode, every checkpointer

@@ -1,4 +1,4 @@
-"""strip_reserved_keys: callers cannot post evidence (DESIGN §3 reserved keys, §9 trust boundary)."""
+"""strip_reserved_keys: callers cannot post evidence (README: Security; contracts/README.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 /**
- * DeerFlow's native RAGFlow snapshots (DESIGN §7, contracts/README.md "Native RAGFlow snapshots").
+ * DeerFlow's native RAGFlow snapshots (contracts/README.md "Native RAGFlow snapshots").
  *
  * `artifact.knowledge_sources = {version: 1, sources: [...]}` with opaque ids `<32 hex>-<n>` that
  * cannot be recomputed, so a reader checks each record's shape and bounds and that the message

@@ -1,5 +1,5 @@
 /**
- * Which evidence an assistant message may cite (DESIGN §6 and §10).
+ * Which evidence an assistant message may cite.
  *
  * The evidence for the message at `beforeIndex` is what the tool messages *before* it in the
  * loaded history carried and what re-verifies here: shared records through `readEnvelope` (any
@@ -42,7 +42,7 @@ export interface ResolvedSharedSource {
   readonly record: KnowledgeSource;
 }
 
-/** A native RAGFlow record that verified (DESIGN §7). */
+/** A native RAGFlow record that verified. */
 export interface ResolvedNativeSource {
   readonly kind: "native";
   /** The `<32 hex>-<n>` native id. */

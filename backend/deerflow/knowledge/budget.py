@@ -1,4 +1,4 @@
-"""Keep evidence honest after a tool-output budget shortened a tool's content (DESIGN §9).
+"""Keep evidence honest after a tool-output budget shortened a tool's content.
 
 A generic budget (head-and-tail truncation, externalizing to a file with a preview) does not know
 about citations. Whatever it leaves, the artifact must still only claim what the content shows:

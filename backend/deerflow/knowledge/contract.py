@@ -1,6 +1,6 @@
 """The shared evidence contract: record rules, bounds, the tool budget and the provider protocol.
 
-Everything here mirrors ``contracts/README.md`` §1 and DESIGN §3/§8. The field rules are plain
+Everything here mirrors ``contracts/README.md`` §1 and the README's Contract section. The field rules are plain
 functions so that the envelope reader can apply them without building a model per record, and the
 models apply the very same functions, so a ``KnowledgeSource`` can never hold a record a reader
 would reject. The rules and bounds live in :mod:`deerflow.knowledge._rules` (no pydantic there, for

@@ -1,4 +1,4 @@
-"""Turn a provider's hits into a tool's content and evidence artifact under one budget (DESIGN §8).
+"""Turn a provider's hits into a tool's content and evidence artifact under one budget.
 
 Every displayed cited hit shows a ready-to-copy ``[citation:Title](#knowledge-source-ID)`` link,
 the locators the provider really supplied, and its excerpt; only displayed excerpts enter the

@@ -1,4 +1,4 @@
-"""Carry a subagent's evidence up to the parent's ``task`` message (DESIGN §9).
+"""Carry a subagent's evidence up to the parent's ``task`` message.
 
 A child agent's tool messages never reach the parent: only its final report does. So while the
 child runs, a :class:`SourceAccumulator` fed every ``values`` frame collects the evidence its tool
@@ -381,5 +381,5 @@ def _frame_messages(frame: object) -> Sequence[Any] | None:
 
 
 def _failure(exc: Exception) -> str:
-    # Only the type: an exception's text may carry a secret (DESIGN §8).
+    # Only the type: an exception's text may carry a secret.
     return f"Error: the subagent failed ({type(exc).__name__})."

@@ -1,4 +1,4 @@
-"""A tool-output budget for ``create_agent`` that keeps evidence verifiable (DESIGN §9).
+"""A tool-output budget for ``create_agent`` that keeps evidence verifiable.
 
 Large tool outputs crowd the context window, so agents cap them. DeerFlow does it with a
 middleware that externalizes an oversized output to a file (the model gets a preview and the path,

@@ -1,4 +1,4 @@
-"""DeerFlow's native RAGFlow snapshots, kept readable and writable (DESIGN §7).
+"""DeerFlow's native RAGFlow snapshots, kept readable and writable.
 
 DeerFlow's RAGFlow tool writes ``ToolMessage.artifact["knowledge_sources"]`` as an *object*::
 

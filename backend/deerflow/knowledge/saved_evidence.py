@@ -1,4 +1,4 @@
-"""DeerFlow's saved batch evidence, read back exactly as DeerFlow's own reader does (DESIGN §7).
+"""DeerFlow's saved batch evidence, read back exactly as DeerFlow's own reader does.
 
 A durable batch task stores its report beside a self-contained evidence payload
 ``{"knowledge_sources": {"version": 1, "sources": [...], "omitted_count": n}}`` (research notes,

@@ -1,7 +1,7 @@
 """The contract's text rules, defined once: controls, lone surrogates, blank, invisible format
 characters, one-line display.
 
-DESIGN §2 counts Unicode code points and names three character classes every module checks or
+The contract counts Unicode code points and names three character classes every module checks or
 cleans: the C0/C1 controls and DEL, lone surrogates (Python strings hold a surrogate only
 unpaired) and Unicode ``White_Space``. Readers *check* them (a title with a control character is
 invalid); writers and displays *clean* them (a control run becomes one space, a lone surrogate

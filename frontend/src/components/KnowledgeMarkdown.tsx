@@ -1,5 +1,5 @@
 /**
- * Assistant Markdown with verified knowledge citations (DESIGN §10).
+ * Assistant Markdown with verified knowledge citations.
  *
  * One parse per message: micromark (`mdast-util-from-markdown`, exactly as react-markdown's
  * remark-parse calls it, with the caller's remark plugins) builds the tree, the citations are

@@ -65,7 +65,7 @@ export function nativeRecord(fields: NativeFields): Record<string, unknown> {
   };
 }
 
-/** A native RAGFlow snapshot message (DESIGN §7). */
+/** A native RAGFlow snapshot message. */
 export function nativeToolMessage(
   records: ReadonlyArray<Record<string, unknown>>,
   name = "knowledge_search",
