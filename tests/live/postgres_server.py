@@ -139,7 +139,7 @@ def _wait_ready(server: PostgresServer, port: int) -> None:
 
 
 def start() -> PostgresServer:
-    initdb, postgres = find_bin("initdb"), find_bin("postgres")
+    initdb = find_bin("initdb")
     root = Path(tempfile.mkdtemp(prefix="deerflow-pg-"))
     data_dir = root / "data"
     if os.geteuid() == 0:
@@ -166,29 +166,10 @@ def start() -> PostgresServer:
         timeout=START_TIMEOUT_SECONDS,
     )
     port = free_port()
-    log = open(root / "server.log", "wb")  # noqa: SIM115 - the server writes it until stop()
+    (root / "server.log").write_bytes(b"")  # a fresh log; _launch appends to it
     if os.geteuid() == 0:
         shutil.chown(root / "server.log", "postgres", "postgres")
-    subprocess.Popen(
-        _as_postgres(
-            [
-                postgres,
-                "-D",
-                str(data_dir),
-                "-p",
-                str(port),
-                "-c",
-                "listen_addresses=127.0.0.1",
-                "-k",
-                str(root),
-                "-c",
-                "fsync=off",
-            ]
-        ),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    _launch(data_dir, root, port)
     server = PostgresServer(
         f"postgresql://postgres@127.0.0.1:{port}/postgres?sslmode=disable", data_dir, root
     )
