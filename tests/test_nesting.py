@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -51,3 +54,41 @@ def test_every_original_character_maps_back_to_itself(lines: list[str]) -> None:
         if offset not in inserted:
             assert markdown[original_offset(edits, starts, offset)] == char
     assert original_offset(edits, starts, len(capped)) == len(markdown)
+
+
+def _lines_run(markdown: str) -> int:
+    """Python line events executed inside ``_nesting`` while capping ``markdown``."""
+    import sys
+
+    from deerflow.knowledge import _nesting
+
+    count = 0
+    source = _nesting.__file__
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        if frame.f_code.co_filename != source:
+            return None
+        if event == "line":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        capped, edits = _nesting.cap_nesting(markdown)
+        starts = _nesting.capped_starts(edits)
+        for offset in range(0, len(capped), max(1, len(capped) // 64)):
+            _nesting.original_offset(edits, starts, offset)
+    finally:
+        sys.settrace(None)
+    return count
+
+
+@pytest.mark.parametrize(
+    "unit", [">", "> ", "- ", " ", "\n", "1. ", "> ```\n", "[x](#knowledge-source-a)\n"]
+)
+def test_capping_costs_linear_work_up_to_a_million_characters(unit: str) -> None:
+    """Counted, not timed: ten times the hostile input costs at most about ten times the steps."""
+    small = _lines_run(unit * (100_000 // len(unit)))
+    large = _lines_run(unit * (1_000_000 // len(unit)))
+    assert large <= 11 * small + 1_000
