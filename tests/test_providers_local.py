@@ -469,9 +469,9 @@ def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(
 ) -> None:
     # Discovery saw a regular file; by the time it is read (inside the transaction, where files
     # are read ahead of the writer) it is a pipe.
-    from deerflow.knowledge.providers import local
+    from deerflow.knowledge.providers.local import _writer
 
-    discover = local._discover
+    discover = _writer._discover
 
     def discover_then_swap(root: Path, **kwargs: Any) -> Any:
         found = discover(root, **kwargs)
@@ -479,7 +479,7 @@ def test_a_file_swapped_for_a_pipe_mid_run_is_skipped(
         os.mkfifo(docs / "meadow.md")
         return found
 
-    monkeypatch.setattr(local, "_discover", discover_then_swap)
+    monkeypatch.setattr(_writer, "_discover", discover_then_swap)
     report = _index_within(provider, docs)
     assert [(s.path, s.reason) for s in report.skipped] == [
         ("meadow.md", "not a regular file (named pipe)")
@@ -729,11 +729,11 @@ def test_a_first_build_with_a_reader_open_stays_in_wal_mode(tmp_path: Path, docs
 def test_a_search_that_waits_too_long_for_a_first_build_says_so(
     tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deerflow.knowledge.providers import local as local_module
+    from deerflow.knowledge.providers.local import _schema
 
     index = tmp_path / "i.sqlite"
     LocalProvider(index).index(docs)
-    monkeypatch.setattr(local_module, "_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(_schema, "BUSY_TIMEOUT_MS", 50)
     with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as writer:
         writer.execute("PRAGMA journal_mode = DELETE")  # as during a first build
         writer.execute("BEGIN EXCLUSIVE")
@@ -805,7 +805,8 @@ def _fts_inserts(connection: _Recording) -> list[tuple[object, ...]]:
 def test_chunk_rows_enter_the_full_text_index_in_batches(tmp_path: Path, docs: Path) -> None:
     """Counted: one full-text statement per ``batch_chars`` of chunk text (plus the rest at the
     end), each covering the rows written since the previous one, and FTS5's own check agrees."""
-    from deerflow.knowledge.providers.local import _ChunkWriter, _Prepared
+    from deerflow.knowledge.providers.local._files import Prepared as _Prepared
+    from deerflow.knowledge.providers.local._writer import ChunkWriter as _ChunkWriter
 
     index = tmp_path / "i.sqlite"
     LocalProvider(index).index(docs)  # the schema
@@ -838,7 +839,8 @@ def test_chunk_rows_enter_the_full_text_index_in_batches(tmp_path: Path, docs: P
 def test_a_build_writes_unmerged_segments_and_leaves_automerge_on_for_updates(
     tmp_path: Path, docs: Path
 ) -> None:
-    from deerflow.knowledge.providers.local import _ChunkWriter, _Prepared
+    from deerflow.knowledge.providers.local._files import Prepared as _Prepared
+    from deerflow.knowledge.providers.local._writer import ChunkWriter as _ChunkWriter
 
     index = tmp_path / "i.sqlite"
     LocalProvider(index).index(docs)
@@ -937,7 +939,7 @@ def _scored_rows(index: Path, statements: list[tuple[str, tuple[object, ...]]]) 
 def test_bm25_scores_at_most_scored_rows_and_common_terms_still_count(
     tmp_path: Path, scored_rows: int
 ) -> None:
-    from deerflow.knowledge.providers import _local_query
+    from deerflow.knowledge.providers.local import _query as _local_query
 
     root, index = tmp_path / "docs", tmp_path / "i.sqlite"
     _plan_corpus(root, common=32)  # heron: 32 chunks, egret: 2; together 34
@@ -963,7 +965,7 @@ def test_bm25_scores_at_most_scored_rows_and_common_terms_still_count(
 
 
 def test_a_query_of_common_words_only_scores_a_bounded_pool(tmp_path: Path) -> None:
-    from deerflow.knowledge.providers import _local_query
+    from deerflow.knowledge.providers.local import _query as _local_query
 
     root, index = tmp_path / "docs", tmp_path / "i.sqlite"
     _plan_corpus(root, common=40)
@@ -1066,11 +1068,11 @@ def test_a_folder_swapped_for_a_link_after_discovery_is_not_followed(
 ) -> None:
     # Before: only the last component was opened with O_NOFOLLOW, so guides/forest.txt was read
     # through the link, from outside the indexed folder.
-    from deerflow.knowledge.providers import local
+    from deerflow.knowledge.providers.local import _writer
 
     outside = tmp_path / "outside"
     _write(outside, "forest.txt", "Outside secret about wolves.")
-    discover = local._discover
+    discover = _writer._discover
 
     def discover_then_swap(root: Path, **kwargs: Any) -> Any:
         found = discover(root, **kwargs)
@@ -1078,7 +1080,7 @@ def test_a_folder_swapped_for_a_link_after_discovery_is_not_followed(
         (docs / "guides").symlink_to(outside, target_is_directory=True)
         return found
 
-    monkeypatch.setattr(local, "_discover", discover_then_swap)
+    monkeypatch.setattr(_writer, "_discover", discover_then_swap)
     provider = LocalProvider(tmp_path / "i.sqlite")
     report = provider.index(docs, child_min_bytes=None)
     assert report.added == ("deer.md", "meadow.md")
@@ -1364,12 +1366,12 @@ def test_a_run_waits_for_another_runs_update_and_says_so(tmp_path: Path, docs: P
 def test_a_run_that_waits_too_long_says_another_run_is_in_progress(
     tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from deerflow.knowledge.providers import local as local_module
     from deerflow.knowledge.providers.errors import UpstreamError
+    from deerflow.knowledge.providers.local import _schema
 
     index = tmp_path / "i.sqlite"
     LocalProvider(index).index(docs)
-    monkeypatch.setattr(local_module, "_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(_schema, "BUSY_TIMEOUT_MS", 50)
     _write(docs, "meadow.md", "Chestnuts fall in the orchard.")
     for journal in ("DELETE", "WAL"):  # another first build, another update
         with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as writer:

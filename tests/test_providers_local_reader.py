@@ -16,16 +16,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deerflow.knowledge.providers import _local_reader, local
-from deerflow.knowledge.providers._local_reader import (
+from deerflow.knowledge.providers.errors import UpstreamError
+from deerflow.knowledge.providers.local import (
+    IndexProgress,
+    LocalProvider,
+    _writer,
+    sample_corpus_path,
+)
+from deerflow.knowledge.providers.local import _files as _local_reader
+from deerflow.knowledge.providers.local._files import (
     ReaderProcess,
     Settings,
     parent_share,
     read_ahead,
     tasks,
 )
-from deerflow.knowledge.providers.errors import UpstreamError
-from deerflow.knowledge.providers.local import IndexProgress, LocalProvider, sample_corpus_path
 
 IN_PROCESS = None
 IN_CHILD = 0
@@ -233,7 +238,7 @@ def test_the_child_reads_through_the_folder_that_discovery_opened(
     _many(outside, 40, size=2_000)
     for number in range(40):
         _write(outside, f"f{number:03d}.md", "Wolves howl outside the folder.")
-    discover = local._discover
+    discover = _writer._discover
 
     def discover_then_swap(folder: Path, **kwargs: object) -> object:
         found = discover(folder, **kwargs)  # type: ignore[arg-type]
@@ -241,7 +246,7 @@ def test_the_child_reads_through_the_folder_that_discovery_opened(
         (root / "sub").symlink_to(outside, target_is_directory=True)
         return found
 
-    monkeypatch.setattr(local, "_discover", discover_then_swap)
+    monkeypatch.setattr(_writer, "_discover", discover_then_swap)
     provider = LocalProvider(tmp_path / "i.sqlite")
     report = provider.index(root, child_min_bytes=IN_CHILD)
     assert spy.prepared == 1 and spy.all_stopped()
@@ -318,7 +323,7 @@ def _slow_child(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
     """Twelve batches of two files, read ahead at most one batch: the child cannot finish before
     the parent has taken most of them."""
     _many(root, 24, size=400_000)
-    monkeypatch.setattr(local, "_READ_AHEAD_BYTES", 1)
+    monkeypatch.setattr(_writer, "_READ_AHEAD_BYTES", 1)
 
 
 def test_a_killed_child_is_a_clear_error_and_the_index_is_left_as_it_was(
@@ -399,14 +404,21 @@ def test_a_child_that_dies_or_talks_nonsense_says_so(
 def test_the_child_starts_without_the_public_api_or_pydantic() -> None:
     # The child's start-up is on the index's critical path: it imports the reader and what the
     # reader runs (chunking, documents, the record rules), not the package's public API.
-    report = "; import json; print(json.dumps(sorted(sys.modules)))"
+    report = (
+        "; entry.load(); import json; print(json.dumps([sorted(sys.modules), "
+        "[sorted(vars(sys.modules[name])) for name in entry.PACKAGES]]))"
+    )
     result = subprocess.run(
         [sys.executable, "-c", _local_reader._BOOT_IMPORT + report],
         input=pickle.dumps(list(sys.path)),
         capture_output=True,
         check=True,
     )
-    loaded = set(json.loads(result.stdout))
+    modules, packages = json.loads(result.stdout)
+    loaded = set(modules)
+    # The packages on the way are registered, not run: none of their __init__ names exist.
+    assert len(packages) == 3
+    assert all("__all__" not in names and "LocalProvider" not in names for names in packages)
     assert "deerflow.knowledge.providers.chunking" in loaded
     assert "deerflow.knowledge.providers.documents" in loaded
     assert not {"deerflow.knowledge.contract", "deerflow.knowledge.envelope"} & loaded
@@ -424,9 +436,9 @@ def test_a_library_printing_in_the_child_cannot_corrupt_its_results(
 ) -> None:
     _write(tmp_path, "a.md", "Herons.")
     noisy = _local_reader._BOOT.replace(
-        "serve; serve()",
-        "serve; import deerflow.knowledge.providers._local_reader as r; real = r.prepare; "
-        "r.prepare = lambda *a: (print('noise' * 1000), real(*a))[1]; serve()",
+        "entry.main()",
+        "r = entry.load(); real = r.prepare; "
+        "r.prepare = lambda *a: (print('noise' * 1000), real(*a))[1]; entry.main()",
     )
     assert noisy != _local_reader._BOOT
     monkeypatch.setattr(_local_reader, "_BOOT", noisy)

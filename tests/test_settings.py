@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from deerflow.knowledge.providers import build_provider
 from deerflow.knowledge.providers.errors import SettingsError
-from deerflow.knowledge.settings import KnowledgeSettings, build_provider, load_settings
+from deerflow.knowledge.settings import KnowledgeSettings, load_settings
 
 SECRET = "sk-CLI-SECRET-MARKER-7c1d"
 
@@ -78,3 +79,21 @@ def test_bad_settings_are_settings_errors(tmp_path: Path, text: str, message: st
 def test_an_unreadable_config_file_is_a_settings_error(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="Cannot read config file"):
         load_settings(config_file=tmp_path / "missing.toml", environ={})
+
+
+def test_the_table_of_provider_settings_is_the_settings_fields() -> None:
+    from dataclasses import fields
+
+    from deerflow.knowledge._provider_settings import PROVIDER_NAMES, PROVIDERS
+
+    assert tuple(row.name for row in PROVIDERS) == PROVIDER_NAMES
+    table = [setting.field for row in PROVIDERS for setting in row.settings]
+    assert len(table) == len(set(table))
+    assert ["provider", *table] == [item.name for item in fields(KnowledgeSettings)]
+    secret = {s.field for row in PROVIDERS for s in row.settings if s.secret}
+    assert secret == {item.name for item in fields(KnowledgeSettings) if not item.repr}
+
+
+def test_an_unknown_provider_name_is_a_settings_error() -> None:
+    with pytest.raises(SettingsError, match=r"Unknown provider 'solr': expected one of local,"):
+        build_provider("solr", KnowledgeSettings())

@@ -45,6 +45,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from deerflow.knowledge._provider_settings import PROVIDER_NAMES, flag_settings
 from deerflow.knowledge.audit import (
     CITATION_STATUSES,
     CitationAudit,
@@ -56,18 +57,14 @@ from deerflow.knowledge.audit import (
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalProvider, RetrievalResult
 from deerflow.knowledge.envelope import read_envelope, text_parts
 from deerflow.knowledge.native import read_native
+from deerflow.knowledge.providers import build_provider
 from deerflow.knowledge.providers.errors import (
     ProviderConfigError,
     ProviderError,
     ProviderQueryError,
 )
 from deerflow.knowledge.saved_evidence import read_saved_export
-from deerflow.knowledge.settings import (
-    PROVIDER_NAMES,
-    KnowledgeSettings,
-    build_provider,
-    load_settings,
-)
+from deerflow.knowledge.settings import KnowledgeSettings, load_settings
 from deerflow.knowledge.text import printable, visible_text
 
 __all__ = [
@@ -239,21 +236,25 @@ def _settings(
     datasets: list[str] | None = None,
 ) -> KnowledgeSettings:
     try:
+        flags: dict[str, Any] = {"--index": index, "--dataset": tuple(datasets or ())}
         settings = load_settings(
             config_file=config,
             provider=provider,
-            index_path=index,
-            ragflow_datasets=tuple(datasets or ()),
+            **{
+                setting.field: value
+                for flag, value in flags.items()
+                for setting in flag_settings(flag).values()
+            },
         )
     except ProviderError as exc:
         _fail(str(exc), EXIT_USAGE)
     if base_url is not None:
-        if settings.provider == "lightrag":
-            settings = replace(settings, lightrag_base_url=base_url)
-        elif settings.provider == "ragflow":
-            settings = replace(settings, ragflow_base_url=base_url)
-        else:
-            _fail("--base-url applies to the lightrag and ragflow providers only.", EXIT_USAGE)
+        takes = flag_settings("--base-url")  # the providers with a base URL, from the table
+        setting = takes.get(settings.provider)
+        if setting is None:
+            _fail(f"--base-url applies to the {' and '.join(takes)} providers only.", EXIT_USAGE)
+        changes: dict[str, Any] = {setting.field: base_url}
+        settings = replace(settings, **changes)
     return settings
 
 

@@ -1,8 +1,10 @@
 """Provider settings for the command line and the gateway: flags > environment > config file.
 
 ``load_settings`` merges the three sources into a frozen :class:`KnowledgeSettings`;
-``build_provider`` turns it into a :class:`~deerflow.knowledge.contract.RetrievalProvider`.
+:func:`deerflow.knowledge.providers.build_provider` turns it into a provider. Which settings there
+are, and where each comes from, is the table in :mod:`deerflow.knowledge._provider_settings`.
 API keys never appear in a ``repr``, in :meth:`KnowledgeSettings.describe` or in an error message.
+This module reads the environment and the config file, and imports no provider.
 
 Environment variables: ``DEERFLOW_KNOWLEDGE_PROVIDER``, ``DEERFLOW_KNOWLEDGE_INDEX``,
 ``LIGHTRAG_BASE_URL``, ``LIGHTRAG_API_KEY``, ``LIGHTRAG_MODE``, ``RAGFLOW_BASE_URL``,
@@ -29,16 +31,25 @@ Config file (TOML; every key optional)::
 
 from __future__ import annotations
 
-import importlib
 import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final
 
-from deerflow.knowledge.contract import RetrievalProvider
-from deerflow.knowledge.providers.errors import ProviderConfigError, SettingsError
+from deerflow.knowledge._provider_settings import (
+    DEFAULT_INDEX_PATH,
+    ENV_INDEX,
+    ENV_PROVIDER,
+    LOCAL,
+    PROVIDER_NAMES,
+    PROVIDERS,
+    ProviderName,
+    Setting,
+    unknown_provider,
+)
+from deerflow.knowledge.providers.errors import SettingsError
 
 __all__ = [
     "DEFAULT_INDEX_PATH",
@@ -47,37 +58,24 @@ __all__ = [
     "PROVIDER_NAMES",
     "KnowledgeSettings",
     "ProviderName",
-    "build_provider",
     "load_settings",
 ]
 
-ProviderName = Literal["local", "lightrag", "ragflow"]
-PROVIDER_NAMES: Final[tuple[str, ...]] = get_args(ProviderName)
-DEFAULT_INDEX_PATH: Final = Path(".deerflow-knowledge") / "index.sqlite"
-ENV_PROVIDER: Final = "DEERFLOW_KNOWLEDGE_PROVIDER"
-ENV_INDEX: Final = "DEERFLOW_KNOWLEDGE_INDEX"
-
-# setting name -> (config table, key, environment variable)
+#: setting name -> (config table, key, environment variable), from the table of provider settings
 _SOURCES: Final[dict[str, tuple[str | None, str, str]]] = {
     "provider": (None, "provider", ENV_PROVIDER),
-    "index_path": ("local", "index", ENV_INDEX),
-    "local_dataset_name": ("local", "dataset_name", "DEERFLOW_KNOWLEDGE_DATASET_NAME"),
-    "lightrag_base_url": ("lightrag", "base_url", "LIGHTRAG_BASE_URL"),
-    "lightrag_api_key": ("lightrag", "api_key", "LIGHTRAG_API_KEY"),
-    "lightrag_mode": ("lightrag", "mode", "LIGHTRAG_MODE"),
-    "ragflow_base_url": ("ragflow", "base_url", "RAGFLOW_BASE_URL"),
-    "ragflow_api_key": ("ragflow", "api_key", "RAGFLOW_API_KEY"),
-    "ragflow_datasets": ("ragflow", "datasets", "RAGFLOW_DATASETS"),
+    **{s.field: (row.name, s.key, s.env) for row in PROVIDERS for s in row.settings},
 }
-_SECRET_FIELDS: Final = frozenset({"lightrag_api_key", "ragflow_api_key"})
-_TABLES: Final = frozenset({"local", "lightrag", "ragflow"})
+_SETTINGS: Final[dict[str, Setting]] = {s.field: s for row in PROVIDERS for s in row.settings}
+_SECRET_FIELDS: Final = frozenset(name for name, s in _SETTINGS.items() if s.secret)
+_TABLES: Final = frozenset(PROVIDER_NAMES)
 
 
 @dataclass(frozen=True)
 class KnowledgeSettings:
     """Resolved settings. ``None`` means "not configured": the provider's own default applies."""
 
-    provider: str = "local"
+    provider: str = LOCAL
     index_path: Path = DEFAULT_INDEX_PATH
     local_dataset_name: str | None = None
     lightrag_base_url: str | None = None
@@ -131,7 +129,7 @@ def load_settings(
             values[name] = _coerce(name, value)
     settings = replace(KnowledgeSettings(), **values)
     if settings.provider not in PROVIDER_NAMES:
-        raise SettingsError(_unknown_provider(settings.provider))
+        raise SettingsError(unknown_provider(settings.provider))
     return settings
 
 
@@ -158,9 +156,11 @@ def _read_config(path: Path) -> dict[str, Any]:
         raise SettingsError(
             f"Config file {path} has unknown or misplaced keys: {', '.join(sorted(extra))}."
         )
-    index = config.get("local", {}).get("index")
-    if isinstance(index, str) and index.strip():  # relative to the config file, not the cwd
-        config["local"]["index"] = str(path.parent / Path(index).expanduser())
+    for row in PROVIDERS:  # a path is relative to the config file, not the cwd
+        for setting in row.settings:
+            value = config.get(row.name, {}).get(setting.key)
+            if setting.kind == "path" and isinstance(value, str) and value.strip():
+                config[row.name][setting.key] = str(path.parent / Path(value).expanduser())
     return config
 
 
@@ -169,63 +169,19 @@ def _coerce(name: str, value: Any) -> Any:
         label = _SOURCES[name][1]
         return SettingsError(f"Invalid setting {label}: expected {expected}.")
 
-    if name == "index_path":
+    kind = _SETTINGS[name].kind if name in _SETTINGS else "text"
+    if kind == "path":
         if not isinstance(value, str | os.PathLike) or not str(value).strip():
             raise bad("a file path")
         return Path(value).expanduser()
-    if name == "ragflow_datasets":
+    if kind == "list":
         if isinstance(value, str):
             items = [item.strip() for item in value.split(",")]
         elif isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
             items = [item.strip() for item in value]
         else:
-            raise bad("a list of dataset ids")
+            raise bad(f"a list of {_SETTINGS[name].items}")
         return tuple(item for item in items if item)
     if not isinstance(value, str):
         raise bad("a string")
     return value
-
-
-def _unknown_provider(name: object) -> str:
-    # The bad value is repeated (quoted, so an empty or spaced one shows) to say what was read.
-    return f"Unknown provider {str(name)!r}: expected one of {', '.join(PROVIDER_NAMES)}."
-
-
-def build_provider(name: str, settings: KnowledgeSettings) -> RetrievalProvider:
-    """The provider called ``name`` configured from ``settings``.
-
-    Raises :class:`ProviderConfigError` (never echoing a secret) when a setting is invalid or the
-    provider is not available in this installation.
-    """
-    if name == "local":
-        from deerflow.knowledge.providers.local import LocalProvider
-
-        return LocalProvider(settings.index_path, dataset_name=settings.local_dataset_name)
-    if name == "lightrag":
-        from deerflow.knowledge.providers.lightrag import DEFAULT_BASE_URL, LightRAGProvider
-
-        kwargs: dict[str, Any] = {"api_key": settings.lightrag_api_key}
-        if settings.lightrag_mode is not None:
-            kwargs["mode"] = settings.lightrag_mode
-        return LightRAGProvider(settings.lightrag_base_url or DEFAULT_BASE_URL, **kwargs)
-    if name == "ragflow":
-        try:
-            module = importlib.import_module("deerflow.knowledge.providers.ragflow")
-        except ModuleNotFoundError as exc:
-            if exc.name != "deerflow.knowledge.providers.ragflow":
-                raise
-            raise ProviderConfigError(
-                "The RAGFlow provider is not available in this installation.", provider="ragflow"
-            ) from None
-        if not settings.ragflow_base_url:
-            raise ProviderConfigError(
-                "RAGFlow needs a base URL: set RAGFLOW_BASE_URL, --base-url or [ragflow] base_url.",
-                provider="ragflow",
-            )
-        provider: RetrievalProvider = module.RAGFlowProvider(
-            settings.ragflow_base_url,
-            api_key=settings.ragflow_api_key,
-            datasets=list(settings.ragflow_datasets) or None,
-        )
-        return provider
-    raise SettingsError(_unknown_provider(name))

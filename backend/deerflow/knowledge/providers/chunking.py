@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
+# Chunk settings are the local provider's (an invalid one is its configuration error).
+from deerflow.knowledge._provider_settings import LOCAL as _PROVIDER
 from deerflow.knowledge._rules import MAX_EXCERPT_CHARS
 from deerflow.knowledge.providers.errors import ProviderConfigError
 
@@ -35,8 +37,6 @@ __all__ = [
     "chunk_text",
 ]
 
-#: Chunk settings are the local provider's (an invalid one is its configuration error).
-_PROVIDER: Final = "local"
 #: Chunks are at most this many code points (the tool's default per-hit excerpt budget).
 DEFAULT_CHUNK_CHARS: Final = 800
 #: Each chunk repeats up to this many code points of whole sentences from its predecessor.

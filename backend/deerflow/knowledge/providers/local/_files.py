@@ -3,7 +3,7 @@ large run on a machine with an idle core (:func:`spare_core`), in a child proces
 
 Reading, decoding, PDF extraction and chunking hold the GIL, so a thread overlaps them only with
 the part of SQLite's work that releases it; a child process runs them on another core while the
-index (:mod:`deerflow.knowledge.providers.local`) only writes SQLite. The child is a fresh
+index run (:mod:`._writer`) only writes SQLite. The child is a fresh
 interpreter started with :mod:`subprocess`, not :mod:`multiprocessing`: its ``spawn`` and
 ``forkserver`` start methods run the caller's main script again (an unguarded script would index
 twice), and ``fork`` is unsafe in a process with threads. The child receives batches of paths on
@@ -14,12 +14,19 @@ the descriptor of the indexed folder that the parent opened, and reads every fil
 file that cannot be read or parsed is a result like any other (a :class:`SkipFile`); anything else
 the child raises, or its death, is an :class:`UpstreamError` in the parent, which then rolls the
 run back.
+
+The child starts from ``_deerflow_knowledge_reader``, a top-level module outside the package (it
+ships beside ``deerflow/`` in the wheel): that module registers the packages on the way to this
+one without running their ``__init__`` modules, which import the public API (pydantic and the
+models: nine tenths of the child's start-up). So what the child runs is this module and what it
+imports (chunking, documents, the record rules), by construction.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import os
 import pickle
 import signal
@@ -33,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final, Generic, TypeVar
 
+from deerflow.knowledge._provider_settings import LOCAL as PROVIDER_NAME
 from deerflow.knowledge.providers.chunking import chunk_text
 from deerflow.knowledge.providers.documents import (
     FolderReader,
@@ -46,6 +54,7 @@ from deerflow.knowledge.providers.errors import UpstreamError
 
 __all__ = [
     "CHILD_MIN_BYTES",
+    "ENTRY_MODULE",
     "PARENT_SHARE",
     "TASK_BYTES",
     "TASK_FILES",
@@ -77,22 +86,17 @@ TASK_FILES: Final = 256
 #: the PDF parser (compiled afresh where no bytecode is cached). Measured at 100k chunks
 #: (interleaved, 3 runs each), an eighth was faster than a sixteenth and than three sixteenths.
 PARENT_SHARE: Final = 0.125
-_PROVIDER: Final = "local"
+#: The top-level module the child starts from (see the module docstring).
+ENTRY_MODULE: Final = "_deerflow_knowledge_reader"
 #: The child's first lines: Ctrl-C in a terminal reaches the whole process group, but only the
-#: parent handles it (by stopping the child); the import path is the parent's. The package
-#: ``deerflow.knowledge`` is registered without running its ``__init__``, which imports the public
-#: API (pydantic and the models: nine tenths of the child's start-up); the modules the child runs
-#: import only what they use, and none of them imports from the package itself.
+#: parent handles it (by stopping the child); the import path is the parent's, on which the entry
+#: module sits beside ``deerflow/``.
 _BOOT_IMPORT: Final = (
     "import signal, sys, pickle; signal.signal(signal.SIGINT, signal.SIG_IGN); "
     "sys.path[:] = pickle.load(sys.stdin.buffer); "
-    "from importlib.util import find_spec, module_from_spec; "
-    "import deerflow; "
-    "deerflow.knowledge = sys.modules['deerflow.knowledge'] = "
-    "module_from_spec(find_spec('deerflow.knowledge')); "
-    "from deerflow.knowledge.providers._local_reader import serve"
+    f"import {ENTRY_MODULE} as entry"
 )
-_BOOT: Final = f"{_BOOT_IMPORT}; serve()"
+_BOOT: Final = f"{_BOOT_IMPORT}; entry.main()"
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,7 +290,7 @@ class ReaderProcess:
 
     :meth:`start` it, :meth:`prepare` once, and :meth:`close` it in every case: that kills the
     child if it still runs, so nothing outlives the run. Starting up (importing this module, not
-    the package's public API: see ``_BOOT``) takes about a tenth of a second; meanwhile the
+    the package's public API: see the module docstring) takes about a tenth of a second; meanwhile the
     parent reads its own share of the files (:data:`PARENT_SHARE`).
     """
 
@@ -304,6 +308,8 @@ class ReaderProcess:
         :class:`OSError` if it cannot be (no interpreter to run, no fork)."""
         if not sys.executable or getattr(sys, "frozen", False):  # a frozen app is not Python
             raise OSError("no Python interpreter to run")
+        if importlib.util.find_spec(ENTRY_MODULE) is None:  # a source tree without it on sys.path
+            raise OSError(f"no {ENTRY_MODULE} module on sys.path")
         # A file, not a pipe: a child that writes much to stderr can never block on it.
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close())
         try:
@@ -419,7 +425,7 @@ class ReaderProcess:
                 detail += f": {last}"
         return UpstreamError(
             f"The local index's reader process failed ({detail}); the index was left as it was.",
-            provider=_PROVIDER,
+            provider=PROVIDER_NAME,
         )
 
     def _last_error_line(self) -> str:

@@ -18,17 +18,35 @@ chunks they match (counted only up to ``scored_rows`` + 1, which is cheap):
 * A query of **common terms only** (``the was for``) has no usable ranking signal left, FTS5
   itself scoring such terms at almost zero: the first ``candidates`` chunks holding all of them
   (else any of them), in index order, are ranked by the same common-term shares.
+
+Free text becomes query terms first (:func:`tokenize`, :func:`query_terms`): lower-cased word
+tokens, English function words dropped, at most ``MAX_QUERY_TERMS`` distinct ones. Every term is
+then quoted as an FTS5 string, so user text can never inject FTS5 syntax (``OR``, ``NEAR(``,
+``title:*``, ``^``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["DEFAULT_CANDIDATES", "DEFAULT_SCORED_ROWS", "Row", "search"]
+__all__ = [
+    "DEFAULT_CANDIDATES",
+    "DEFAULT_SCORED_ROWS",
+    "MAX_QUERY_TERMS",
+    "Row",
+    "fts_query",
+    "query_terms",
+    "search",
+    "tokenize",
+]
+
+#: Distinct query terms kept, in order of first appearance; the rest are ignored.
+MAX_QUERY_TERMS: Final = 64
 
 #: At most this many matching rows are scored by FTS5's bm25() in one query.
 DEFAULT_SCORED_ROWS: Final = 4_000
@@ -44,6 +62,55 @@ _TEMP_SCHEMA: Final = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.deerflow_candidate_terms "
     "USING fts5vocab(temp, deerflow_candidates, 'instance')",
 )
+
+_TOKEN_RE = re.compile(r"[^\W_]+")
+#: Dropped from queries (unless nothing else is left): English function words — pronouns,
+#: auxiliaries, articles, conjunctions, question words and the pieces a tokenizer cuts from
+#: contractions ("doesn't" → "doesn", "t"). They match nearly every chunk, and a question is
+#: mostly made of them ("Does it have to…?"): kept, they rank chunks by how a question is asked
+#: rather than by what it asks about. Negations ("no", "not", "never", "without") and words of
+#: position or order ("before", "after", "only") carry meaning and are kept.
+_STOPWORDS: Final = frozenset(
+    """
+    a about actually all also am an and any anyone anything are aren as at be because been being
+    both but by can cannot could couldn d did didn do does doesn doing don each either else even
+    ever every for from had hadn has hasn have haven having he her here hers herself him himself
+    his how however i if in into is isn it its itself just let ll m many me might much must
+    mustn my myself neither nor now of on one onto or ought our ours ourselves own per quite
+    rather re really s shall shan she should shouldn so some someone something such t than that
+    the their theirs them themselves then there these they this those through thus to too upon
+    us ve very via was wasn we were weren what whatever when whenever where whether which while
+    who whom whose why will with within would wouldn yet you your yours yourself yourselves
+    """.split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens (letters and digits) with common English stopwords dropped.
+
+    If every token is a stopword, the stopwords are kept, so ``"the who"`` still searches.
+    """
+    tokens = [token.lower() for token in _TOKEN_RE.findall(text)]
+    kept = [token for token in tokens if token not in _STOPWORDS]
+    return kept or tokens
+
+
+def fts_query(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> str | None:
+    """A safe FTS5 MATCH expression for free ``text``, or None when it has no word tokens.
+
+    Every token is a double-quoted FTS5 string (tokens hold only letters and digits, so there is
+    nothing to escape), joined with ``OR``: operators, column filters, prefixes and ``NEAR`` in the
+    user's text are just words.
+    """
+    terms = query_terms(text, max_terms=max_terms)
+    if not terms:
+        return None
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+def query_terms(text: str, *, max_terms: int = MAX_QUERY_TERMS) -> list[str]:
+    """The distinct tokens of ``text`` that a search looks for, in order, at most ``max_terms``."""
+    return list(dict.fromkeys(tokenize(text)))[:max_terms]
 
 
 @dataclass(frozen=True, slots=True)
