@@ -76,6 +76,7 @@ def test_the_wheel_carries_the_page_the_corpus_and_the_license(installed: Instal
     assert "deerflow/knowledge/server/static/index.html" in names
     assert any(n.startswith("deerflow/knowledge/server/static/assets/") for n in names)
     assert "deerflow/knowledge/sample_corpus/overview.md" in names
+    assert "_deerflow_knowledge_reader.py" in names  # the reader child's entry, top level
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert b"License-Expression: MIT" in metadata
     assert b"License-File: LICENSE" in metadata
@@ -112,6 +113,23 @@ def test_a_postgres_checkpoint_without_the_extra_is_one_message(installed: Insta
     assert lines[0].startswith("Error: ")
     assert "deerflow-knowledge[postgres]" in lines[0]
     assert "pw-SECRET" not in result.stderr
+
+
+def test_the_installed_reader_child_starts_and_reads(installed: Installed) -> None:
+    """The local index's reader child starts from the wheel's top-level entry module, outside
+    the package, and reads a file as the parent's thread would."""
+    (installed.home / "heron.md").write_text("Herons wade at dawn.", encoding="utf-8")
+    probe = (
+        "from deerflow.knowledge.providers.local._files import ReaderProcess, Settings\n"
+        "child = ReaderProcess.start()\n"
+        "(result,) = child.prepare([('heron.md', None, 20)], Settings(1000, 100, 10), "
+        "budget=1000)\n"
+        "child.close()\n"
+        "print(result.parts)\n"
+    )
+    venv = installed.cli.parent.parent
+    out = _ok([venv / "bin" / "python", "-c", probe], cwd=installed.home)
+    assert out.strip() == "[(None, 'Herons wade at dawn.')]"
 
 
 class _serving:
