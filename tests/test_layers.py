@@ -175,9 +175,9 @@ def layer_of(relative: str, layers: tuple[Layer, ...] = LAYERS) -> Layer | None:
     best: tuple[int, Layer] | None = None
     for layer in layers:
         for entry in layer.modules:
-            if entry.endswith(".") and (relative + ".").startswith(entry):
-                if best is None or len(entry) > best[0]:
-                    best = (len(entry), layer)
+            held = entry.endswith(".") and (relative + ".").startswith(entry)
+            if held and (best is None or len(entry) > best[0]):
+                best = (len(entry), layer)
     return None if best is None else best[1]
 
 
@@ -247,7 +247,9 @@ def test_the_table_is_the_one_in_architecture_md() -> None:
             else:
                 entries.append(shown.removesuffix(".py").replace("/", "."))
         documented.append((int(rank), name, tuple(sorted(entries))))
-    assert documented == [(layer.rank, layer.name, tuple(sorted(layer.modules))) for layer in LAYERS]
+    assert documented == [
+        (layer.rank, layer.name, tuple(sorted(layer.modules))) for layer in LAYERS
+    ]
 
 
 # --------------------------------------------------------------------------- the checker fails
@@ -318,7 +320,11 @@ def test_a_clean_synthetic_package_passes() -> None:
         ),
         # a pure module does no I/O
         ("contract", "import httpx\n", "a pure module imports httpx"),
-        ("envelope", "from urllib.request import urlopen\n", "a pure module imports urllib.request"),
+        (
+            "envelope",
+            "from urllib.request import urlopen\n",
+            "a pure module imports urllib.request",
+        ),
         # a new module must be placed in the table
         ("responder", "", "deerflow.knowledge.responder: in no layer"),
         # nothing inside imports the face
