@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from deerflow.knowledge._provider_settings import LIGHTRAG
 from deerflow.knowledge.contract import (
     RetrievalHit,
     RetrievalResult,
@@ -49,7 +50,7 @@ __all__ = [
     "parse_query_data",
 ]
 
-PROVIDER_NAME: Final = "lightrag"
+PROVIDER_NAME: Final = LIGHTRAG
 ENDPOINT: Final = "/query/data"
 UPGRADE_HINT: Final = "LightRAG 1.4.9 or newer is required for /query/data"
 

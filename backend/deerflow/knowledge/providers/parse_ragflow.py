@@ -26,6 +26,7 @@ from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from deerflow.knowledge._provider_settings import RAGFLOW
 from deerflow.knowledge.contract import MAX_PAGE, MIN_PAGE, RetrievalHit, RetrievalResult, is_blank
 from deerflow.knowledge.native import MAX_NATIVE_LOCATOR_CHARS
 from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
@@ -56,7 +57,7 @@ __all__ = [
 
 logger = logging.getLogger("deerflow.knowledge.providers.ragflow")
 
-PROVIDER_NAME: Final = "ragflow"
+PROVIDER_NAME: Final = RAGFLOW
 #: ``document_keyword`` of RAGFlow's knowledge-graph pseudo-chunk (``use_kg``): not a document.
 KNOWLEDGE_GRAPH_DOCUMENT: Final = "Related content in Knowledge Graph"
 DATASET_ID_MARKER: Final = "[DATASET_ID]"

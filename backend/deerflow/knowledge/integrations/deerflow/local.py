@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from deerflow.knowledge._provider_settings import DEFAULT_INDEX_PATH, LOCAL
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.integrations.deerflow._tool import Flavor, make_deerflow_tool
 from deerflow.knowledge.providers.errors import ProviderConfigError
-from deerflow.knowledge.settings import DEFAULT_INDEX_PATH
 from deerflow.knowledge.tools import DEFAULT_DESCRIPTION
 
 __all__ = ["FLAVOR", "KEYS", "knowledge_search_tool"]
@@ -35,7 +35,7 @@ def _build(settings: Mapping[str, Any], config_dir: Path | None) -> RetrievalPro
             path = config_dir / path
     else:
         raise ProviderConfigError(
-            "Invalid local index: expected the path of an index file.", provider="local"
+            "Invalid local index: expected the path of an index file.", provider=LOCAL
         )
     return LocalProvider(
         path,
