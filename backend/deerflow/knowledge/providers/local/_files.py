@@ -290,8 +290,8 @@ class ReaderProcess:
 
     :meth:`start` it, :meth:`prepare` once, and :meth:`close` it in every case: that kills the
     child if it still runs, so nothing outlives the run. Starting up (importing this module, not
-    the package's public API: see the module docstring) takes about a tenth of a second; meanwhile the
-    parent reads its own share of the files (:data:`PARENT_SHARE`).
+    the package's public API: see the module docstring) takes about a tenth of a second;
+    meanwhile the parent reads its own share of the files (:data:`PARENT_SHARE`).
     """
 
     def __init__(self, process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
