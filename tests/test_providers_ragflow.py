@@ -22,7 +22,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deerflow.knowledge import read_envelope
-from deerflow.knowledge.contract import MIN_MAX_CHARS, OutputBudget, RetrievalProvider
+from deerflow.knowledge.contract import OutputBudget, RetrievalProvider
 from deerflow.knowledge.native import UNKNOWN_DOCUMENT, format_native, read_native
 from deerflow.knowledge.providers._http import REDACTION_MARKER
 from deerflow.knowledge.providers.errors import (
@@ -45,6 +45,7 @@ from deerflow.knowledge.providers.ragflow import (
     RAGFlowResult,
     real_pages,
 )
+from deerflow.knowledge.rules import MIN_MAX_CHARS
 from deerflow.knowledge.tools import make_knowledge_tool, run_knowledge_search
 
 SECRET = "ragflow-SECRETMARKER0c9d8e7f6a5b4c3d2e1f0a9b"

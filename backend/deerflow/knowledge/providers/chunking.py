@@ -23,8 +23,8 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
-from deerflow.knowledge._rules import MAX_EXCERPT_CHARS
 from deerflow.knowledge.providers.errors import ProviderConfigError
+from deerflow.knowledge.rules import MAX_EXCERPT_CHARS
 
 __all__ = [
     "DEFAULT_CHUNK_CHARS",

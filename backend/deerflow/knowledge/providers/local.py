@@ -65,13 +65,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
 
-from deerflow.knowledge.contract import (
-    MAX_SOURCES,
-    KnowledgeCapabilities,
-    RetrievalHit,
-    RetrievalResult,
-    is_valid_dataset_name,
-)
+from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalHit, RetrievalResult
 from deerflow.knowledge.providers import _local_query, _local_reader
 from deerflow.knowledge.providers._local_reader import CHILD_MIN_BYTES
 from deerflow.knowledge.providers._local_reader import Prepared as _Prepared
@@ -102,6 +96,7 @@ from deerflow.knowledge.providers.documents import discover as _discover
 from deerflow.knowledge.providers.documents import one_line_path as _one_line
 from deerflow.knowledge.providers.documents import open_folder as _open_folder
 from deerflow.knowledge.providers.errors import ProviderConfigError, UpstreamError
+from deerflow.knowledge.rules import MAX_SOURCES, is_valid_dataset_name
 
 __all__ = [
     "CHILD_MIN_BYTES",

@@ -26,7 +26,7 @@ from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from deerflow.knowledge.contract import RetrievalHit, RetrievalResult, is_blank
+from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
 from deerflow.knowledge.native import MAX_NATIVE_LOCATOR_CHARS
 from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
 from deerflow.knowledge.providers.errors import (
@@ -37,7 +37,7 @@ from deerflow.knowledge.providers.errors import (
     UpstreamResponseError,
     UpstreamServerError,
 )
-from deerflow.knowledge.text import has_lone_surrogate, replace_lone_surrogates
+from deerflow.knowledge.text import has_lone_surrogate, is_blank, replace_lone_surrogates
 
 __all__ = [
     "DATASET_ID_MARKER",
