@@ -1,10 +1,9 @@
 """Unit tests of the RAGFlow provider and its native / shared tool output.
 
 Every response body below is SYNTHETIC: hand-written JSON shaped like what RAGFlow's Python API
-server (v0.19 - v0.27) returns from ``GET /api/v1/datasets`` and ``POST /api/v1/retrieval``, as
-described in the project's RAGFlow research notes (no RAGFlow server runs here). Dataset ids,
-document ids, chunk ids, names and texts are made up. All traffic goes through
-``httpx.MockTransport``; nothing here touches the network.
+server (v0.19 - v0.27) returns from ``GET /api/v1/datasets`` and ``POST /api/v1/retrieval`` (no
+RAGFlow server runs here). Dataset ids, document ids, chunk ids, names and texts are made up. All
+traffic goes through ``httpx.MockTransport``; nothing here touches the network.
 """
 
 from __future__ import annotations
