@@ -37,6 +37,7 @@ from deerflow.knowledge.providers.errors import (
     UpstreamResponseError,
     UpstreamServerError,
 )
+from deerflow.knowledge.rules import MAX_PAGE, MIN_PAGE
 from deerflow.knowledge.text import has_lone_surrogate, is_blank, replace_lone_surrogates
 
 __all__ = [
@@ -62,8 +63,6 @@ KNOWLEDGE_GRAPH_DOCUMENT: Final = "Related content in Knowledge Graph"
 DATASET_ID_MARKER: Final = "[DATASET_ID]"
 #: At most this many ``positions`` rows of a chunk are read for pages.
 _MAX_POSITION_ROWS: Final = 100
-#: A page number above this is no page of a real document.
-_MAX_PAGE: Final = 1_000_000
 
 _ID_TOKEN_RE = re.compile(
     r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{32}|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-"
@@ -150,7 +149,7 @@ def real_pages(positions: object) -> tuple[int, ...]:
         page, left, right, top, bottom = row
         if not (left < right and top < bottom) or float(page) != int(page):
             continue
-        if 1 <= int(page) <= _MAX_PAGE:
+        if MIN_PAGE <= int(page) <= MAX_PAGE:  # the record's page bound
             pages.add(int(page))
     return tuple(sorted(pages))
 
