@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DESIGN = ROOT / "docs" / "DESIGN.md"
+DESIGN = ROOT / "docs/DESIGN.md"
 
 # ``docs/DESIGN.md#limits`` in code and prose; ``ARCHITECTURE.md#layers`` from beside it.
 _CITED = re.compile(r"(?:docs/)?((?:DESIGN|ARCHITECTURE)\.md)#([\w-]+)")
@@ -65,8 +65,8 @@ def test_the_anchor_rule_is_githubs() -> None:
 
 
 def test_every_cited_design_section_exists() -> None:
-    docs = {name: _anchors((ROOT / "docs" / name).read_text(encoding="utf-8"))
-            for name in ("DESIGN.md", "ARCHITECTURE.md")}  # fmt: skip
+    docs = {Path(path).name: _anchors((ROOT / path).read_text(encoding="utf-8"))
+            for path in ("docs/DESIGN.md", "docs/ARCHITECTURE.md")}  # fmt: skip
     missing, cited = [], 0
     for path in _tracked():
         text = _text(path)
