@@ -21,8 +21,9 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from deerflow.knowledge.middleware import MAX_MAX_CHARS, ToolOutputBudgetMiddleware
+from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.native import read_native
+from deerflow.knowledge.rules import MAX_OUTPUT_MAX_CHARS
 
 _HANDLE_RE = re.compile(r"#(?:user-content-)?knowledge-")
 _LINK_RE = re.compile(r"\]\(#knowledge-([a-f0-9]{32}-[1-9][0-9]{0,2})\)")
@@ -32,7 +33,9 @@ def _middleware(mode: str, tool: str | None, limit: int) -> ToolOutputBudgetMidd
     if mode == "externalize":
         return ToolOutputBudgetMiddleware(max_chars=limit, output_dir="out")
     if mode == "override":
-        return ToolOutputBudgetMiddleware(max_chars=MAX_MAX_CHARS, tool_overrides={tool: limit})
+        return ToolOutputBudgetMiddleware(
+            max_chars=MAX_OUTPUT_MAX_CHARS, tool_overrides={tool: limit}
+        )
     return ToolOutputBudgetMiddleware(max_chars=limit)
 
 

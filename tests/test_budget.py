@@ -26,7 +26,8 @@ from deerflow.knowledge.budget import (
     truncate_text,
 )
 from deerflow.knowledge.citations import relabel_citations
-from deerflow.knowledge.formatting import OutputBudget, citation_link, format_result
+from deerflow.knowledge.contract import OutputBudget
+from deerflow.knowledge.formatting import citation_link, format_result
 from deerflow.knowledge.native import (
     NativeSource,
     build_native_snapshot,

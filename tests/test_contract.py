@@ -1,56 +1,22 @@
-"""The contract's models and field rules (contract.py), at their limits and one past them.
-
-The cross-language verdicts live in contracts/vectors (test_vectors.py); these tests pin the
-Python API around them: the predicates, the models and their refusals.
+"""The contract's types (contract.py): the models refuse what the rules refuse, and the tool
+budget is a value checked when it is made. The rules themselves are tested in test_rules.py.
 """
 
 from __future__ import annotations
+
+from dataclasses import FrozenInstanceError
 
 import pytest
 from pydantic import ValidationError
 
 from deerflow.knowledge.contract import (
-    MAX_DATASET_NAME_CHARS,
-    MAX_EXCERPT_CHARS,
-    MAX_PAGE,
-    MAX_PROVIDER_CHARS,
-    MAX_TITLE_CHARS,
-    MAX_URL_CHARS,
-    MIN_PAGE,
     KnowledgeCapabilities,
     KnowledgeSource,
+    OutputBudget,
     RetrievalHit,
     RetrievalResult,
-    check_record,
-    is_valid_dataset_name,
-    is_valid_excerpt,
-    is_valid_page,
-    is_valid_provider,
-    is_valid_title,
-    is_valid_url,
 )
-
-
-def test_each_length_limit_holds_exactly_at_the_limit() -> None:
-    assert is_valid_title("t" * MAX_TITLE_CHARS) and not is_valid_title("t" * (MAX_TITLE_CHARS + 1))
-    assert is_valid_dataset_name("d" * MAX_DATASET_NAME_CHARS)
-    assert not is_valid_dataset_name("d" * (MAX_DATASET_NAME_CHARS + 1))
-    assert is_valid_excerpt("e" * MAX_EXCERPT_CHARS)
-    assert not is_valid_excerpt("e" * (MAX_EXCERPT_CHARS + 1))
-    assert is_valid_provider("p" * MAX_PROVIDER_CHARS)
-    assert not is_valid_provider("p" * (MAX_PROVIDER_CHARS + 1))
-    url = "https://example.org/"
-    assert is_valid_url(url + "a" * (MAX_URL_CHARS - len(url)))
-    assert not is_valid_url(url + "a" * (MAX_URL_CHARS - len(url) + 1))
-    assert is_valid_page(MIN_PAGE) and is_valid_page(MAX_PAGE) and is_valid_page(2.0)
-    assert not is_valid_page(MIN_PAGE - 1) and not is_valid_page(MAX_PAGE + 1)
-    assert not is_valid_page(True) and not is_valid_page(2.5)
-
-
-def test_titles_refuse_controls_surrogates_and_blanks_but_keep_text_as_is() -> None:
-    assert is_valid_title(" Déjà vu.pdf ")
-    for bad in ["", "   ", "a\nb", "a\x7fb", "a\ud800b", None, 3]:
-        assert not is_valid_title(bad)
+from deerflow.knowledge.rules import MAX_EXCERPT_CHARS, MAX_MAX_CHARS, MIN_MAX_CHARS, check_record
 
 
 def test_a_created_source_is_a_valid_record_and_its_id_recomputes() -> None:
@@ -73,3 +39,16 @@ def test_hits_results_and_capabilities_refuse_what_the_contract_refuses() -> Non
         KnowledgeCapabilities(operations=("search",))
     with pytest.raises(ValidationError):
         KnowledgeCapabilities(operations=("search", "sources", "teleport"))
+
+
+def test_output_budget_is_a_frozen_value_checked_at_its_bounds() -> None:
+    assert OutputBudget() == OutputBudget(8_000, 800)
+    OutputBudget(MIN_MAX_CHARS, 1)
+    OutputBudget(MAX_MAX_CHARS, MAX_EXCERPT_CHARS)
+    for bad in [(MIN_MAX_CHARS - 1, 1), (MAX_MAX_CHARS + 1, 1), (MIN_MAX_CHARS, 0)]:
+        with pytest.raises(ValueError):
+            OutputBudget(*bad)
+    with pytest.raises(ValueError):
+        OutputBudget(MIN_MAX_CHARS, MAX_EXCERPT_CHARS + 1)
+    with pytest.raises(FrozenInstanceError):
+        OutputBudget().max_chars = 1  # type: ignore[misc]

@@ -14,8 +14,8 @@ from deerflow.knowledge import (
     text_parts,
 )
 from deerflow.knowledge import envelope as envelope_module
-from deerflow.knowledge.contract import MAX_EXCERPT_CHARS, MAX_SOURCES, check_record
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, VERSION_KEY, handle_for
+from deerflow.knowledge.rules import MAX_EXCERPT_CHARS, MAX_SOURCES, check_record
 from tests.strategies import ExplodingMapping, content_citing, json_values, knowledge_sources
 
 

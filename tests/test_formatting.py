@@ -7,15 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deerflow.knowledge import find_citations, read_envelope
-from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
-from deerflow.knowledge.formatting import (
-    ELLIPSIS,
-    MIN_MAX_CHARS,
-    NO_RESULTS,
-    OutputBudget,
-    citation_link,
-    format_result,
-)
+from deerflow.knowledge.contract import OutputBudget, RetrievalHit, RetrievalResult
+from deerflow.knowledge.formatting import ELLIPSIS, NO_RESULTS, citation_link, format_result
+from deerflow.knowledge.rules import MIN_MAX_CHARS
 
 
 def _result(*hits: RetrievalHit, provider: str = "lightrag") -> RetrievalResult:
@@ -157,21 +151,3 @@ def test_artifact_always_verifies_against_content(
     # Excerpts may hold Markdown (an unclosed fence), so count handles, not parsed links.
     handles = set(re.findall(r"#knowledge-source-([0-9a-f]{32})", formatted.content))
     assert handles == {s.id for s in formatted.sources}
-
-
-def test_output_budget_is_a_frozen_value_checked_at_its_bounds() -> None:
-    from dataclasses import FrozenInstanceError
-
-    from deerflow.knowledge.contract import MAX_EXCERPT_CHARS
-    from deerflow.knowledge.formatting import MAX_MAX_CHARS, OutputBudget
-
-    assert OutputBudget() == OutputBudget(8_000, 800)
-    OutputBudget(MIN_MAX_CHARS, 1)
-    OutputBudget(MAX_MAX_CHARS, MAX_EXCERPT_CHARS)
-    for bad in [(MIN_MAX_CHARS - 1, 1), (MAX_MAX_CHARS + 1, 1), (MIN_MAX_CHARS, 0)]:
-        with pytest.raises(ValueError):
-            OutputBudget(*bad)
-    with pytest.raises(ValueError):
-        OutputBudget(MIN_MAX_CHARS, MAX_EXCERPT_CHARS + 1)
-    with pytest.raises(FrozenInstanceError):
-        OutputBudget().max_chars = 1  # type: ignore[misc]

@@ -20,11 +20,11 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deerflow.knowledge import find_citations, read_envelope
-from deerflow.knowledge.contract import MIN_MAX_CHARS
 from deerflow.knowledge.integrations.deerflow import extension, lightrag, local, ragflow
 from deerflow.knowledge.integrations.deerflow._host import deerflow_trigger
 from deerflow.knowledge.integrations.deerflow._tool import check_entry
 from deerflow.knowledge.providers.local import LocalProvider
+from deerflow.knowledge.rules import MIN_MAX_CHARS
 
 SECRET = "sk-deerflow-test-secret-0123456789"
 

@@ -1,7 +1,7 @@
 """The pure RAGFlow parser, fed SYNTHETIC API-shaped bodies directly (no HTTP client).
 
 RAGFlow cannot run here: the bodies come from the builders in ``test_providers_ragflow`` (shaped
-from research/ragflow.md, v0.26), so the parser and the client see the same data.
+like RAGFlow v0.26's retrieval API), so the parser and the client see the same data.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Unit tests of the RAGFlow provider and its native / shared tool output.
 
 Every response body below is SYNTHETIC: hand-written JSON shaped like what RAGFlow's Python API
-server (v0.19 - v0.27) returns from ``GET /api/v1/datasets`` and ``POST /api/v1/retrieval``, as
-described in the project's RAGFlow research notes (no RAGFlow server runs here). Dataset ids,
-document ids, chunk ids, names and texts are made up. All traffic goes through
-``httpx.MockTransport``; nothing here touches the network.
+server (v0.19 - v0.27) returns from ``GET /api/v1/datasets`` and ``POST /api/v1/retrieval`` (no
+RAGFlow server runs here). Dataset ids, document ids, chunk ids, names and texts are made up. All
+traffic goes through ``httpx.MockTransport``; nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deerflow.knowledge import read_envelope
-from deerflow.knowledge.contract import MIN_MAX_CHARS, OutputBudget, RetrievalProvider
+from deerflow.knowledge.contract import OutputBudget, RetrievalProvider
 from deerflow.knowledge.native import UNKNOWN_DOCUMENT, format_native, read_native
 from deerflow.knowledge.providers._http import REDACTION_MARKER
 from deerflow.knowledge.providers.errors import (
@@ -45,6 +44,7 @@ from deerflow.knowledge.providers.ragflow import (
     RAGFlowResult,
     real_pages,
 )
+from deerflow.knowledge.rules import MIN_MAX_CHARS
 from deerflow.knowledge.tools import make_knowledge_tool, run_knowledge_search
 
 SECRET = "ragflow-SECRETMARKER0c9d8e7f6a5b4c3d2e1f0a9b"

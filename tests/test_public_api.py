@@ -37,7 +37,7 @@ def test_all_is_sorted_and_resolves() -> None:
 
 
 def test_package_exports_every_public_name_of_the_core() -> None:
-    for module_name in ("contract", "ids", "envelope", "citations"):
+    for module_name in ("rules", "contract", "ids", "envelope", "citations"):
         module = importlib.import_module(f"deerflow.knowledge.{module_name}")
         public = {n for n in dir(module) if not n.startswith("_")} & set(module.__all__)
         assert public == set(module.__all__)

@@ -1,4 +1,5 @@
-"""Saved batch evidence (deerflow.md §5.3): DeerFlow's rules, whole-or-nothing, never raising."""
+"""Saved batch evidence (docs/DESIGN.md#saved-evidence): DeerFlow's rules, whole-or-nothing, never
+raising."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import pytest
 from deerflow.knowledge import find_citations, read_envelope, relabel_orphans, source_id
 from deerflow.knowledge.native import read_native
 from deerflow.knowledge.saved_evidence import read_saved_evidence
-from deerflow.knowledge.visible import visible_text
+from deerflow.knowledge.text import visible_text
 from tests.native_budget_runner import run_native_budget
 from tests.vectors import SCHEMA_PATH, cases, vector_files
 

@@ -1,6 +1,5 @@
 """Bidi and invisible format characters in titles are shown, never obeyed (contracts §8), wherever
-a title is displayed; ``visible_text`` itself is tested with the other text rules (test_text.py),
-and ``deerflow.knowledge.visible`` is its documented import path."""
+a title is displayed; ``visible_text`` itself is tested with the other text rules (test_text.py)."""
 
 from __future__ import annotations
 
@@ -11,22 +10,18 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from typer.testing import CliRunner
 
-import deerflow.knowledge.text as text_rules
-import deerflow.knowledge.visible as visible_path
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations, read_envelope
 from deerflow.knowledge.cli import app
 from deerflow.knowledge.formatting import citation_link, escape_label
 from deerflow.knowledge.server.responder import ExtractiveResponder
-from deerflow.knowledge.visible import visible_text
+from deerflow.knowledge.text import visible_text
 
 SPOOF = "invoice_\u202efdp.exe.md"  # displays as "invoice_dm.exe.pdf"
 SHOWN = "invoice_<U+202E>fdp.exe.md"
 runner = CliRunner()
 
 
-def test_the_documented_path_is_the_text_rule() -> None:
-    assert visible_path.visible_text is text_rules.visible_text
-    assert visible_path.INVISIBLE_FORMAT_RANGES is text_rules.INVISIBLE_FORMAT_RANGES
+def test_the_text_rule_shows_the_override() -> None:
     assert visible_text(SPOOF) == SHOWN
 
 

@@ -1,8 +1,8 @@
 """deerflow.knowledge: retrieval evidence that every reader re-verifies.
 
-The public API is re-exported here; see README.md and contracts/README.md. The pure core (ids,
-contract, envelope, citations, budget, native snapshots, formatting, the trust boundary) is
-imported eagerly; the names built on LangChain (the tool, the task tool, the middleware) load on
+The public API is re-exported here; see README.md, contracts/README.md and docs/DESIGN.md. The
+pure core (rules, ids, contract, envelope, citations, budget, native snapshots, formatting, the
+trust boundary) is imported eagerly; the names built on LangChain (the tool, the task tool, the middleware) load on
 first use, so importing the package costs about as much as importing pydantic.
 """
 
@@ -19,14 +19,6 @@ from deerflow.knowledge.citations import (
     relabel_orphans,
 )
 from deerflow.knowledge.contract import (
-    ENVELOPE_VERSION,
-    MAX_DATASET_NAME_CHARS,
-    MAX_EXCERPT_CHARS,
-    MAX_PAGE,
-    MAX_SOURCES,
-    MAX_TITLE_CHARS,
-    MAX_URL_CHARS,
-    MIN_PAGE,
     KnowledgeCapabilities,
     KnowledgeSource,
     RetrievalHit,
@@ -55,6 +47,16 @@ from deerflow.knowledge.native import (
     build_native_snapshot,
     native_handle,
     read_native,
+)
+from deerflow.knowledge.rules import (
+    ENVELOPE_VERSION,
+    MAX_DATASET_NAME_CHARS,
+    MAX_EXCERPT_CHARS,
+    MAX_PAGE,
+    MAX_SOURCES,
+    MAX_TITLE_CHARS,
+    MAX_URL_CHARS,
+    MIN_PAGE,
 )
 from deerflow.knowledge.trust import (
     StripDepthError,

@@ -1,77 +1,34 @@
-"""The shared evidence contract: record rules, bounds, the tool budget and the provider protocol.
+"""The contract's types: the verified record, a provider's hits, capabilities, the tool budget and
+the provider protocol with its optional hooks (docs/DESIGN.md#producing-evidence).
 
-Everything here mirrors ``contracts/README.md`` §1 and the README's Contract section. The field rules are plain
-functions so that the envelope reader can apply them without building a model per record, and the
-models apply the very same functions, so a ``KnowledgeSource`` can never hold a record a reader
-would reject. The rules and bounds live in :mod:`deerflow.knowledge._rules` (no pydantic there, for
-the code that needs only them) and are re-exported here.
+The rules the types enforce live in :mod:`deerflow.knowledge.rules`, as plain functions that the
+readers apply without building a model per record; the models here apply the very same
+functions, so a ``KnowledgeSource`` can never hold a record a reader would reject.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from deerflow.knowledge._rules import (
+from deerflow.knowledge.ids import source_id
+from deerflow.knowledge.rules import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_CHARS_PER_HIT,
-    ENVELOPE_VERSION,
-    ID_HEX_CHARS,
-    ID_PATTERN,
-    MAX_DATASET_NAME_CHARS,
+    KNOWN_OPERATIONS,
     MAX_EXCERPT_CHARS,
     MAX_MAX_CHARS,
-    MAX_PAGE,
-    MAX_PROVIDER_CHARS,
-    MAX_SOURCES,
-    MAX_TITLE_CHARS,
-    MAX_URL_CHARS,
     MIN_MAX_CHARS,
-    MIN_PAGE,
     OPTIONAL_FIELDS,
     PROVIDER_PATTERN,
-    RECORD_FIELDS,
-    REQUIRED_FIELDS,
-    URL_PATTERN,
-    check_record,
-    is_valid_dataset_name,
-    is_valid_excerpt,
-    is_valid_page,
     is_valid_provider,
-    is_valid_title,
-    is_valid_url,
     normalized_record,
 )
-from deerflow.knowledge.ids import source_id
-from deerflow.knowledge.text import CONTROL_CHARACTERS, WHITE_SPACE, has_lone_surrogate, is_blank
 
 __all__ = [
-    "CONTROL_CHARACTERS",
-    "DEFAULT_MAX_CHARS",
-    "DEFAULT_MAX_CHARS_PER_HIT",
-    "ENVELOPE_VERSION",
-    "ID_HEX_CHARS",
-    "ID_PATTERN",
-    "KNOWN_OPERATIONS",
-    "MAX_DATASET_NAME_CHARS",
-    "MAX_EXCERPT_CHARS",
-    "MAX_MAX_CHARS",
-    "MAX_PAGE",
-    "MAX_PROVIDER_CHARS",
-    "MAX_SOURCES",
-    "MAX_TITLE_CHARS",
-    "MAX_URL_CHARS",
-    "MIN_MAX_CHARS",
-    "MIN_PAGE",
-    "OPTIONAL_FIELDS",
-    "PROVIDER_PATTERN",
-    "RECORD_FIELDS",
-    "REQUIRED_FIELDS",
-    "URL_PATTERN",
-    "WHITE_SPACE",
     "DescribesTool",
     "FormatsOwnOutput",
     "KnowledgeCapabilities",
@@ -80,16 +37,6 @@ __all__ = [
     "RetrievalHit",
     "RetrievalProvider",
     "RetrievalResult",
-    "check_record",
-    "has_lone_surrogate",
-    "is_blank",
-    "is_valid_dataset_name",
-    "is_valid_excerpt",
-    "is_valid_page",
-    "is_valid_provider",
-    "is_valid_title",
-    "is_valid_url",
-    "normalized_record",
 ]
 
 
@@ -186,16 +133,6 @@ class RetrievalResult(BaseModel):
         if not is_valid_provider(value):
             raise ValueError(f"provider must match {PROVIDER_PATTERN.pattern}")
         return value
-
-
-KNOWN_OPERATIONS: Final = (
-    "search",
-    "sources",
-    "catalog",
-    "documents",
-    "dataset_filter",
-    "document_filter",
-)
 
 
 class KnowledgeCapabilities(BaseModel):

@@ -11,16 +11,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, get_args
 
-from deerflow.knowledge.contract import (
+from deerflow.knowledge.contract import KnowledgeSource
+from deerflow.knowledge.handles import SHARED_HANDLE_PATTERN as _HANDLE_RE
+from deerflow.knowledge.handles import SHARED_HANDLE_PREFIX
+from deerflow.knowledge.ids import verified_record_id
+from deerflow.knowledge.rules import (
     ENVELOPE_VERSION,
     MAX_EXCERPT_CHARS,
     MAX_SOURCES,
-    KnowledgeSource,
     normalized_record,
 )
-from deerflow.knowledge.handles import SHARED_HANDLE_PATTERN as _HANDLE_RE
-from deerflow.knowledge.handles import SHARED_HANDLE_PREFIX as SOURCE_HANDLE_PREFIX
-from deerflow.knowledge.ids import verified_record_id
 
 __all__ = [
     "ENVELOPE_ERRORS",
@@ -28,7 +28,6 @@ __all__ = [
     "REJECTION_REASONS",
     "RESERVED_KEYS",
     "RETRIEVAL_SOURCES_KEY",
-    "SOURCE_HANDLE_PREFIX",
     "VERSION_KEY",
     "EnvelopeErrorCode",
     "ReadResult",
@@ -71,7 +70,7 @@ _MIN_HAYSTACK: Final = 4 * MAX_EXCERPT_CHARS + 30_000
 
 
 def handle_for(source_id_: str) -> str:
-    return SOURCE_HANDLE_PREFIX + source_id_
+    return SHARED_HANDLE_PREFIX + source_id_
 
 
 @dataclass(frozen=True, slots=True)

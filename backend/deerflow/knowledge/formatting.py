@@ -1,4 +1,5 @@
-"""Turn a provider's hits into a tool's content and evidence artifact under one budget.
+"""Turn a provider's hits into a tool's content and evidence artifact under one budget
+(docs/DESIGN.md#producing-evidence).
 
 Every displayed cited hit shows a ready-to-copy ``[citation:Title](#knowledge-source-ID)`` link,
 the locators the provider really supplied, and its excerpt; only displayed excerpts enter the
@@ -14,43 +15,29 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from deerflow.knowledge.contract import (
-    DEFAULT_MAX_CHARS,
-    DEFAULT_MAX_CHARS_PER_HIT,
-    MAX_MAX_CHARS,
+from deerflow.knowledge.contract import KnowledgeSource, OutputBudget, RetrievalHit, RetrievalResult
+from deerflow.knowledge.envelope import build_envelope, handle_for
+from deerflow.knowledge.fitting import WholeEntries
+from deerflow.knowledge.rules import (
     MAX_SOURCES,
     MAX_TITLE_CHARS,
-    MIN_MAX_CHARS,
-    KnowledgeSource,
-    OutputBudget,
-    RetrievalHit,
-    RetrievalResult,
     is_valid_dataset_name,
     is_valid_page,
     is_valid_title,
     is_valid_url,
 )
-from deerflow.knowledge.envelope import build_envelope, handle_for
-from deerflow.knowledge.fitting import WholeEntries
 from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates, visible_text
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
-    "DEFAULT_MAX_CHARS_PER_HIT",
     "DEFAULT_MAX_HITS",
     "ELLIPSIS",
-    "MAX_MAX_CHARS",
-    "MIN_MAX_CHARS",
     "NO_RESULTS",
     "FormattedResult",
-    "OutputBudget",
     "citation_link",
     "escape_label",
     "format_result",
 ]
 
-# The budget's constants and ``OutputBudget`` itself live in ``contract`` (the provider hook
-# takes the value); they are re-exported here, next to the writer they bound.
 DEFAULT_MAX_HITS: Final = MAX_SOURCES
 NO_RESULTS: Final = "No relevant content found."
 ELLIPSIS: Final = "…"

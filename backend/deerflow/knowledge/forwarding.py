@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from deerflow.knowledge.budget import prune_evidence
 from deerflow.knowledge.citations import find_citations, relabel_citations
-from deerflow.knowledge.contract import MAX_SOURCES, KnowledgeSource
+from deerflow.knowledge.contract import KnowledgeSource
 from deerflow.knowledge.envelope import (
     KNOWLEDGE_SOURCES_KEY,
     RETRIEVAL_SOURCES_KEY,
@@ -48,6 +48,7 @@ from deerflow.knowledge.native import (
     native_snapshot_of,
     read_native,
 )
+from deerflow.knowledge.rules import MAX_SOURCES
 
 __all__ = [
     "APPENDIX_HEADER",

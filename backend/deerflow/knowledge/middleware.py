@@ -39,21 +39,19 @@ from langgraph.types import Command
 
 from deerflow.knowledge.budget import budget_native, preview_text, prune_evidence, truncate_text
 from deerflow.knowledge.envelope import text_parts
+from deerflow.knowledge.rules import (
+    DEFAULT_OUTPUT_MAX_CHARS,
+    DEFAULT_OUTPUT_PREVIEW_CHARS,
+    MAX_OUTPUT_MAX_CHARS,
+    MIN_OUTPUT_MAX_CHARS,
+)
 
 __all__ = [
     "BUDGET_METADATA_KEY",
-    "DEFAULT_MAX_CHARS",
-    "DEFAULT_PREVIEW_CHARS",
-    "MAX_MAX_CHARS",
     "MAX_NAME_CHARS",
-    "MIN_MAX_CHARS",
     "ToolOutputBudgetMiddleware",
 ]
 
-DEFAULT_MAX_CHARS: Final = 20_000
-DEFAULT_PREVIEW_CHARS: Final = 4_000
-MIN_MAX_CHARS: Final = 1
-MAX_MAX_CHARS: Final = 10_000_000
 #: Longest tool-name or call-id fragment in an externalized file's name.
 MAX_NAME_CHARS: Final = 64
 #: ``response_metadata`` key recording what the budget did (kind, original size, file path).
@@ -79,9 +77,9 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
     def __init__(
         self,
         *,
-        max_chars: int = DEFAULT_MAX_CHARS,
+        max_chars: int = DEFAULT_OUTPUT_MAX_CHARS,
         output_dir: str | os.PathLike[str] | None = None,
-        preview_chars: int = DEFAULT_PREVIEW_CHARS,
+        preview_chars: int = DEFAULT_OUTPUT_PREVIEW_CHARS,
         tool_overrides: Mapping[str, int] | None = None,
         exempt_tools: Collection[str] = (),
         budget_model_requests: bool = True,
@@ -89,10 +87,12 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
         super().__init__()
         overrides = dict(tool_overrides or {})
         for limit in (max_chars, *overrides.values()):
-            if not MIN_MAX_CHARS <= limit <= MAX_MAX_CHARS:
-                raise ValueError(f"max_chars must be between {MIN_MAX_CHARS} and {MAX_MAX_CHARS}")
-        if not 0 <= preview_chars <= MAX_MAX_CHARS:
-            raise ValueError(f"preview_chars must be between 0 and {MAX_MAX_CHARS}")
+            if not MIN_OUTPUT_MAX_CHARS <= limit <= MAX_OUTPUT_MAX_CHARS:
+                raise ValueError(
+                    f"max_chars must be between {MIN_OUTPUT_MAX_CHARS} and {MAX_OUTPUT_MAX_CHARS}"
+                )
+        if not 0 <= preview_chars <= MAX_OUTPUT_MAX_CHARS:
+            raise ValueError(f"preview_chars must be between 0 and {MAX_OUTPUT_MAX_CHARS}")
         self.max_chars = max_chars
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self.preview_chars = preview_chars

@@ -25,10 +25,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
-from deerflow.knowledge.contract import OutputBudget, is_valid_page
+from deerflow.knowledge.contract import OutputBudget
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
 from deerflow.knowledge.handles import NATIVE_HANDLE_PREFIX, NATIVE_ID_PATTERN
 from deerflow.knowledge.handles import NATIVE_LINK_PATTERN as _LINK_RE
+from deerflow.knowledge.rules import is_valid_page
 from deerflow.knowledge.text import controls_to_space, has_lone_surrogate, replace_lone_surrogates
 
 __all__ = [

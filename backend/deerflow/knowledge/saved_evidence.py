@@ -1,8 +1,8 @@
 """DeerFlow's saved batch evidence, read back exactly as DeerFlow's own reader does.
 
 A durable batch task stores its report beside a self-contained evidence payload
-``{"knowledge_sources": {"version": 1, "sources": [...], "omitted_count": n}}`` (research notes,
-deerflow.md §5.3), and exports both. Nothing else of the run survives, so the payload is the
+``{"knowledge_sources": {"version": 1, "sources": [...], "omitted_count": n}}``
+(docs/DESIGN.md#saved-evidence), and exports both. Nothing else of the run survives, so the payload is the
 only evidence a saved report's citations can resolve against — never a conversation's sources.
 :func:`read_saved_evidence` applies DeerFlow's rules to it: version 1, an integer
 ``omitted_count``, at most 100 native records, each cited in the stored report, with non-blank

@@ -14,8 +14,6 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, Field
 
 from deerflow.knowledge.contract import (
-    DEFAULT_MAX_CHARS,
-    DEFAULT_MAX_CHARS_PER_HIT,
     DescribesTool,
     FormatsOwnOutput,
     OutputBudget,
@@ -23,6 +21,7 @@ from deerflow.knowledge.contract import (
 )
 from deerflow.knowledge.formatting import format_result
 from deerflow.knowledge.providers.errors import ProviderError
+from deerflow.knowledge.rules import DEFAULT_MAX_CHARS, DEFAULT_MAX_CHARS_PER_HIT
 
 __all__ = [
     "DEFAULT_DESCRIPTION",

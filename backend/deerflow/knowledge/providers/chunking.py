@@ -25,8 +25,8 @@ from typing import Final
 
 # Chunk settings are the local provider's (an invalid one is its configuration error).
 from deerflow.knowledge._provider_settings import LOCAL as _PROVIDER
-from deerflow.knowledge._rules import MAX_EXCERPT_CHARS
 from deerflow.knowledge.providers.errors import ProviderConfigError
+from deerflow.knowledge.rules import MAX_EXCERPT_CHARS
 
 __all__ = [
     "DEFAULT_CHUNK_CHARS",

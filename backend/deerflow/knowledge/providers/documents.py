@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from deerflow.knowledge._rules import is_valid_title
+from deerflow.knowledge.rules import is_valid_title
 from deerflow.knowledge.text import is_blank
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The provider exception family, named by whose fault a failure is.
+"""The provider exception family, named by whose fault a failure is (docs/DESIGN.md#errors).
 
 ::
 

@@ -26,12 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from deerflow.knowledge._provider_settings import LIGHTRAG
-from deerflow.knowledge.contract import (
-    RetrievalHit,
-    RetrievalResult,
-    is_blank,
-    is_valid_title,
-)
+from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
 from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
 from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
@@ -41,6 +36,8 @@ from deerflow.knowledge.providers.errors import (
     UpstreamResponseError,
     UpstreamServerError,
 )
+from deerflow.knowledge.rules import is_valid_title
+from deerflow.knowledge.text import is_blank
 
 __all__ = [
     "ENDPOINT",

@@ -27,7 +27,7 @@ from typing import Any, Final, TypeVar
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from deerflow.knowledge._provider_settings import RAGFLOW
-from deerflow.knowledge.contract import MAX_PAGE, MIN_PAGE, RetrievalHit, RetrievalResult, is_blank
+from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
 from deerflow.knowledge.native import MAX_NATIVE_LOCATOR_CHARS
 from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
 from deerflow.knowledge.providers.errors import (
@@ -38,7 +38,8 @@ from deerflow.knowledge.providers.errors import (
     UpstreamResponseError,
     UpstreamServerError,
 )
-from deerflow.knowledge.text import has_lone_surrogate, replace_lone_surrogates
+from deerflow.knowledge.rules import MAX_PAGE, MIN_PAGE
+from deerflow.knowledge.text import has_lone_surrogate, is_blank, replace_lone_surrogates
 
 __all__ = [
     "DATASET_ID_MARKER",
@@ -149,7 +150,7 @@ def real_pages(positions: object) -> tuple[int, ...]:
         page, left, right, top, bottom = row
         if not (left < right and top < bottom) or float(page) != int(page):
             continue
-        if MIN_PAGE <= int(page) <= MAX_PAGE:  # the record's own bounds
+        if MIN_PAGE <= int(page) <= MAX_PAGE:  # the record's page bound
             pages.add(int(page))
     return tuple(sorted(pages))
 

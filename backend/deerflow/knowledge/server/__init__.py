@@ -24,6 +24,7 @@ from langgraph.store.base import BaseStore
 
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
+from deerflow.knowledge.rules import GATEWAY_OUTPUT_MAX_CHARS
 from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
 from deerflow.knowledge.server.connections import ConnectionGuard, descriptor_limits
 from deerflow.knowledge.server.listen import open_listener
@@ -36,7 +37,6 @@ from deerflow.knowledge.tools import MAX_QUERY_CHARS, make_knowledge_tool
 
 __all__ = [
     "CHECKPOINT_PAGE_BYTES",
-    "DEFAULT_TOOL_OUTPUT_CHARS",
     "MISSING_PAGE_HINT",
     "SYSTEM_PROMPT",
     "GatewayConfig",
@@ -49,7 +49,6 @@ __all__ = [
     "serve",
 ]
 
-DEFAULT_TOOL_OUTPUT_CHARS: Final = 12_000
 #: The page size of a new SQLite checkpoint file (SQLite's largest but one).
 CHECKPOINT_PAGE_BYTES: Final = 32_768
 MISSING_PAGE_HINT: Final = (
@@ -70,7 +69,7 @@ def build_agent(
     model: BaseChatModel,
     checkpointer: BaseCheckpointSaver[Any] | None,
     *,
-    max_tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS,
+    max_tool_output_chars: int = GATEWAY_OUTPUT_MAX_CHARS,
 ) -> Any:
     return create_agent(
         model,

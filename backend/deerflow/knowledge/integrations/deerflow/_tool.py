@@ -22,16 +22,10 @@ from typing import Any, Final
 
 from langchain_core.tools import StructuredTool
 
-from deerflow.knowledge.contract import (
-    DEFAULT_MAX_CHARS,
-    DEFAULT_MAX_CHARS_PER_HIT,
-    MIN_MAX_CHARS,
-    KnowledgeCapabilities,
-    OutputBudget,
-    RetrievalProvider,
-)
+from deerflow.knowledge.contract import KnowledgeCapabilities, OutputBudget, RetrievalProvider
 from deerflow.knowledge.integrations.deerflow._host import HostError, ToolEntry, read_tool_entry
 from deerflow.knowledge.providers.errors import ProviderConfigError
+from deerflow.knowledge.rules import DEFAULT_MAX_CHARS, DEFAULT_MAX_CHARS_PER_HIT, MIN_MAX_CHARS
 from deerflow.knowledge.tools import (
     DEFAULT_TOOL_NAME,
     KnowledgeSearchInput,

@@ -24,10 +24,10 @@ _log = logging.getLogger(__name__)
 
 def check_config(app_config: Any) -> list[str]:
     """Warnings for each ``tools:`` entry whose ``use`` is one of this package's tools."""
-    from deerflow.knowledge.contract import MIN_MAX_CHARS
     from deerflow.knowledge.integrations.deerflow import lightrag, local, ragflow
     from deerflow.knowledge.integrations.deerflow._host import HOST_KEYS, deerflow_trigger
     from deerflow.knowledge.integrations.deerflow._tool import check_entry
+    from deerflow.knowledge.rules import MIN_MAX_CHARS
 
     flavors = {flavor.use: flavor for flavor in (local.FLAVOR, lightrag.FLAVOR, ragflow.FLAVOR)}
     warnings: list[str] = []

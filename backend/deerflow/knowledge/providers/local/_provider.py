@@ -18,13 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from deerflow.knowledge._provider_settings import LOCAL as PROVIDER_NAME
-from deerflow.knowledge.contract import (
-    MAX_SOURCES,
-    KnowledgeCapabilities,
-    RetrievalHit,
-    RetrievalResult,
-    is_valid_dataset_name,
-)
+from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalHit, RetrievalResult
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.chunking import DEFAULT_CHUNK_CHARS, DEFAULT_CHUNK_OVERLAP
 from deerflow.knowledge.providers.chunking import check_chunking as _check_chunking
@@ -36,6 +30,7 @@ from deerflow.knowledge.providers.documents import (
     MAX_PDF_CHARS,
 )
 from deerflow.knowledge.providers.errors import ProviderConfigError
+from deerflow.knowledge.rules import MAX_SOURCES, is_valid_dataset_name
 from deerflow.knowledge.providers.local import _files, _query, _schema
 from deerflow.knowledge.providers.local._files import CHILD_MIN_BYTES
 from deerflow.knowledge.providers.local._report import IndexMode, IndexProgress, IndexReport

@@ -1,7 +1,12 @@
-"""The record's bounds and field rules (``contracts/README.md`` §1) as plain functions, with no
-pydantic: :mod:`deerflow.knowledge.contract` re-exports them next to the models built on them, and
-code that only needs a rule or a bound (the local index's reader process, which only reads and
-chunks files) imports it from here without paying for pydantic's import.
+"""The contract's rules and limits, defined once: record fields and bounds, tool capabilities,
+output budgets (docs/DESIGN.md#limits).
+
+Every module that checks a record or bounds an output imports the rule from here; the models in
+:mod:`deerflow.knowledge.contract` apply the same functions, so a ``KnowledgeSource`` can never
+hold a record a reader would reject. The rules are plain functions over plain values and this
+module imports no pydantic: a reader verifies a record without building a model per record, and
+code that needs only a rule (the local index's reader process, which reads and chunks files)
+does not pay for pydantic's import.
 """
 
 from __future__ import annotations
@@ -15,18 +20,24 @@ from deerflow.knowledge.text import has_forbidden_title_character, has_lone_surr
 __all__ = [
     "DEFAULT_MAX_CHARS",
     "DEFAULT_MAX_CHARS_PER_HIT",
+    "DEFAULT_OUTPUT_MAX_CHARS",
+    "DEFAULT_OUTPUT_PREVIEW_CHARS",
     "ENVELOPE_VERSION",
+    "GATEWAY_OUTPUT_MAX_CHARS",
     "ID_HEX_CHARS",
     "ID_PATTERN",
+    "KNOWN_OPERATIONS",
     "MAX_DATASET_NAME_CHARS",
     "MAX_EXCERPT_CHARS",
     "MAX_MAX_CHARS",
+    "MAX_OUTPUT_MAX_CHARS",
     "MAX_PAGE",
     "MAX_PROVIDER_CHARS",
     "MAX_SOURCES",
     "MAX_TITLE_CHARS",
     "MAX_URL_CHARS",
     "MIN_MAX_CHARS",
+    "MIN_OUTPUT_MAX_CHARS",
     "MIN_PAGE",
     "OPTIONAL_FIELDS",
     "PROVIDER_PATTERN",
@@ -43,6 +54,7 @@ __all__ = [
     "normalized_record",
 ]
 
+# The record and the envelope (contracts/README.md §1).
 ENVELOPE_VERSION: Final = 1
 MAX_SOURCES: Final = 100
 ID_HEX_CHARS: Final = 32
@@ -53,12 +65,6 @@ MAX_DATASET_NAME_CHARS: Final = 512
 MAX_URL_CHARS: Final = 2_048
 MIN_PAGE: Final = 1
 MAX_PAGE: Final = 1_000_000
-#: The tool budget's defaults and bounds (code points, ``OutputBudget``): a whole tool result, and
-#: each excerpt in it (at most ``MAX_EXCERPT_CHARS``, the record's own bound).
-DEFAULT_MAX_CHARS: Final = 8_000
-DEFAULT_MAX_CHARS_PER_HIT: Final = 800
-MIN_MAX_CHARS: Final = 200
-MAX_MAX_CHARS: Final = 1_000_000
 
 REQUIRED_FIELDS: Final = ("id", "provider", "title", "excerpt")
 OPTIONAL_FIELDS: Final = ("dataset_name", "url", "page")
@@ -70,6 +76,35 @@ _URL_SPACE = "\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u20
 URL_PATTERN: Final = re.compile(
     rf"https?://(?:[^{_URL_SPACE}/?#@\\\[\]:]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{{1,5}})?"
     rf"(?:[/?#][^{_URL_SPACE}\\]*)?"
+)
+
+# Output budgets, in code points. Three layers bound what a tool message shows, innermost first,
+# and their defaults are ordered so that an outer layer never cuts what an inner one wrote at its
+# default (tests/test_rules.py):
+#: 1. The knowledge tool lays out its own result (``OutputBudget``): the whole content, and each
+#: excerpt in it (at most ``MAX_EXCERPT_CHARS``, the record's own bound).
+DEFAULT_MAX_CHARS: Final = 8_000
+DEFAULT_MAX_CHARS_PER_HIT: Final = 800
+MIN_MAX_CHARS: Final = 200
+MAX_MAX_CHARS: Final = 1_000_000
+#: 2. ``ToolOutputBudgetMiddleware`` caps any tool's content after the tool (``max_chars``), with
+#: a preview of at most ``DEFAULT_OUTPUT_PREVIEW_CHARS`` when it writes the output to a file.
+DEFAULT_OUTPUT_MAX_CHARS: Final = 20_000
+DEFAULT_OUTPUT_PREVIEW_CHARS: Final = 4_000
+MIN_OUTPUT_MAX_CHARS: Final = 1
+MAX_OUTPUT_MAX_CHARS: Final = 10_000_000
+#: 3. The reference gateway's agent runs that middleware at this budget: room for a default
+#: knowledge result, less for other tools' outputs in the model's context.
+GATEWAY_OUTPUT_MAX_CHARS: Final = 12_000
+
+#: What a knowledge tool may advertise it implements; ``search`` and ``sources`` come first.
+KNOWN_OPERATIONS: Final = (
+    "search",
+    "sources",
+    "catalog",
+    "documents",
+    "dataset_filter",
+    "document_filter",
 )
 
 
