@@ -30,11 +30,11 @@ from deerflow.knowledge.providers.documents import (
     MAX_PDF_CHARS,
 )
 from deerflow.knowledge.providers.errors import ProviderConfigError
-from deerflow.knowledge.rules import MAX_SOURCES, is_valid_dataset_name
 from deerflow.knowledge.providers.local import _files, _query, _schema
 from deerflow.knowledge.providers.local._files import CHILD_MIN_BYTES
 from deerflow.knowledge.providers.local._report import IndexMode, IndexProgress, IndexReport
 from deerflow.knowledge.providers.local._writer import IndexWriter
+from deerflow.knowledge.rules import MAX_SOURCES, is_valid_dataset_name
 
 _SERVICE: Final = Service(name="the local index", provider=PROVIDER_NAME)
 DEFAULT_LIMIT: Final = 8
