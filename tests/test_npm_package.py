@@ -1,11 +1,12 @@
 """The npm package as an app installs it: ``npm pack``, then a minimal vite + React app.
 
 The tarball is linted (publint, @arethetypeswrong/cli), then installed into a fresh app in a
-temp dir at both ends of the React peer range, and into a bare node project whose import of the
-``/core`` entry point must resolve no React, unified, rehype or Markdown-parser module. Each app must hold exactly one React (the app's:
+temp dir at both ends of the React peer range. Each app must hold exactly one React (the app's:
 the package never brings its own), build with ``vite build``, and render the README's TSX example
-verbatim in Debian chromium as a working chip whose preview shows the verified excerpt. npm
-installs prefer the local cache, so only a cold cache needs the registry.
+verbatim in Debian chromium as a working chip whose preview shows the verified excerpt. It is also
+installed into a bare node project, whose import of the ``/core`` entry point must resolve no
+React, unified, rehype or Markdown-parser module. npm installs prefer the local cache, so only a
+cold cache needs the registry.
 """
 
 from __future__ import annotations
