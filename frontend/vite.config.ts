@@ -1,7 +1,8 @@
 /**
- * Library build of @deerflow/knowledge-citations: `npm run build` writes dist/index.js (ES
- * module, dependencies external), dist/knowledge.css, and — via `tsc -p tsconfig.build.json` —
- * the .d.ts files. Tests use vitest.config.ts, not this file.
+ * Library build of @deerflow/knowledge-citations: `npm run build` writes dist/index.js and
+ * dist/core.js (ES modules, dependencies external; both import one shared chunk of the readers),
+ * dist/knowledge.css, and — via `tsc -p tsconfig.build.json` — the .d.ts files. Tests use
+ * vitest.config.ts, not this file.
  */
 
 import { readFileSync } from "node:fs";
@@ -39,9 +40,13 @@ export default defineConfig({
     target: "es2022",
     minify: false,
     lib: {
-      entry: fileURLToPath(new URL("./src/index.ts", import.meta.url)),
+      // Two entry points: the whole package, and `/core` (the readers without React or a parser).
+      entry: {
+        index: fileURLToPath(new URL("./src/index.ts", import.meta.url)),
+        core: fileURLToPath(new URL("./src/core.ts", import.meta.url)),
+      },
       formats: ["es"],
-      fileName: () => "index.js",
+      fileName: (_format, name) => `${name}.js`,
     },
     rolldownOptions: {
       external: isExternal,

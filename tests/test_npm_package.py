@@ -3,8 +3,10 @@
 The tarball is linted (publint, @arethetypeswrong/cli), then installed into a fresh app in a
 temp dir at both ends of the React peer range. Each app must hold exactly one React (the app's:
 the package never brings its own), build with ``vite build``, and render the README's TSX example
-verbatim in Debian chromium as a working chip whose preview shows the verified excerpt. npm
-installs prefer the local cache, so only a cold cache needs the registry.
+verbatim in Debian chromium as a working chip whose preview shows the verified excerpt. It is also
+installed into a bare node project, whose import of the ``/core`` entry point must resolve no
+React, unified, rehype or Markdown-parser module. npm installs prefer the local cache, so only a
+cold cache needs the registry.
 """
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ import "@deerflow/knowledge-citations/knowledge.css";
 import { version } from "react";
 import { createRoot } from "react-dom/client";
 
+import { handleFor } from "@deerflow/knowledge-citations/core";
+
 import { Answer } from "./Answer";
 
 document.body.dataset["react"] = version;
+document.body.dataset["handle"] = handleFor("0123456789abcdef0123456789abcdef");
 createRoot(document.getElementById("root")!).render(<Answer index={2} />);
 """
 INDEX_HTML = """\
@@ -52,6 +57,40 @@ INDEX_HTML = """\
   <body><div id="root"></div><script type="module" src="/src/main.tsx"></script></body>
 </html>
 """
+#: A node loader hook that appends every module URL the ESM loader resolves to a file.
+RECORDING_HOOKS = """\
+import { appendFileSync } from "node:fs";
+
+let log;
+export function initialize(data) {
+  log = data.log;
+}
+export async function resolve(specifier, context, nextResolve) {
+  const resolved = await nextResolve(specifier, context);
+  appendFileSync(log, resolved.url + "\\n");
+  return resolved;
+}
+"""
+RECORDING_REGISTER = """\
+import { register } from "node:module";
+
+register("./hooks.mjs", import.meta.url, { data: { log: process.env.RESOLVED_LOG } });
+"""
+#: Imports one entry point and reads an envelope through it (both entries export the readers).
+READ_ENVELOPE = """\
+const api = await import(process.argv[2]);
+const record = { provider: "local", title: "Deer field guide", excerpt: "Deer eat acorns." };
+const id = api.sourceId(record);
+const content = `Deer eat acorns. [citation:guide](${api.handleFor(id)})`;
+const artifact = { knowledge_sources_version: api.ENVELOPE_VERSION, knowledge_sources: [{ id, ...record }] };
+const result = api.readEnvelope(content, artifact);
+console.log(JSON.stringify({ ids: result.sources.map((source) => source.id), error: result.error, id }));
+"""
+#: Packages a reader must never load (React, the unified pipeline, the Markdown parser, trees).
+RENDERER_PACKAGE = re.compile(
+    r"/node_modules/(react|react-dom|react-markdown|unified|vfile|remark-[^/]*|rehype-[^/]*"
+    r"|hast-[^/]*|mdast-[^/]*|micromark[^/]*)/"
+)
 VITE_CONFIG = """\
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vite";
@@ -86,7 +125,7 @@ def tarball(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_tarball_carries_the_build_readme_and_license(tarball: Path) -> None:
     listing = _run(["tar", "tzf", str(tarball)], FRONTEND).split()
-    for name in ("index.js", "index.d.ts", "knowledge.css"):
+    for name in ("index.js", "index.d.ts", "core.js", "core.d.ts", "knowledge.css"):
         assert f"package/dist/{name}" in listing
     assert "package/README.md" in listing
     assert "package/LICENSE" in listing
@@ -109,6 +148,52 @@ def test_publint_and_are_the_types_wrong_are_clean(tarball: Path) -> None:
         ],
         FRONTEND,
     )
+
+
+def _resolved_packages(app: Path, entry: str, log: Path) -> tuple[dict[str, Any], set[str]]:
+    """What reading an envelope through ``entry`` printed, and the renderer packages it loaded."""
+    log.write_text("", encoding="utf-8")
+    result = subprocess.run(
+        ["node", "--import", "./register.mjs", "read.mjs", entry],
+        cwd=app,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "RESOLVED_LOG": str(log)},
+    )
+    assert result.returncode == 0, (
+        f"node read.mjs {entry} failed:\n{result.stdout}\n{result.stderr}"
+    )
+    urls = log.read_text(encoding="utf-8").split()
+    assert any("/node_modules/@deerflow/knowledge-citations/dist/" in url for url in urls), urls
+    loaded = {match.group(1) for url in urls if (match := RENDERER_PACKAGE.search(url))}
+    return json.loads(result.stdout), loaded
+
+
+def test_the_core_entry_point_loads_no_renderer_in_node(tarball: Path, tmp_path: Path) -> None:
+    app = {
+        "name": "reader",
+        "private": True,
+        "type": "module",
+        "dependencies": {"@deerflow/knowledge-citations": f"file:{tarball}"},
+    }
+    (tmp_path / "package.json").write_text(json.dumps(app, indent=2), encoding="utf-8")
+    (tmp_path / "hooks.mjs").write_text(RECORDING_HOOKS, encoding="utf-8")
+    (tmp_path / "register.mjs").write_text(RECORDING_REGISTER, encoding="utf-8")
+    (tmp_path / "read.mjs").write_text(READ_ENVELOPE, encoding="utf-8")
+    _run([*NPM, "install"], tmp_path)
+    # npm installs the React peer too: the core entry point must leave it (and the rest) unloaded.
+    assert (tmp_path / "node_modules/react").is_dir()
+    log = tmp_path / "resolved.txt"
+
+    read, loaded = _resolved_packages(tmp_path, "@deerflow/knowledge-citations/core", log)
+    assert read["ids"] == [read["id"]] and read["error"] is None
+    assert loaded == set()
+
+    # The same recording sees the renderer when the main entry point is imported.
+    read, loaded = _resolved_packages(tmp_path, "@deerflow/knowledge-citations", log)
+    assert read["ids"] == [read["id"]] and read["error"] is None
+    assert {"react", "unified", "rehype-sanitize", "mdast-util-from-markdown"} <= loaded
 
 
 def _react_versions(tree: dict[str, Any]) -> set[str]:
@@ -187,6 +272,8 @@ def test_a_vite_react_app_renders_the_readme_example(
         chip = page.get_by_role("button", name="Source 1: Deer field guide")
         chip.wait_for(timeout=15_000)
         assert page.evaluate("document.body.dataset.react") == react
+        handle = "#knowledge-source-0123456789abcdef0123456789abcdef"
+        assert page.evaluate("document.body.dataset.handle") == handle
         described = "document.getElementById(document.querySelector('.dk-chip')"
         described += ".getAttribute('aria-describedby'))"
         # Closed, the chip is described by a short visually hidden text; the preview (with the

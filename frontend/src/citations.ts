@@ -2,7 +2,8 @@
  * Citations are the CommonMark links the renderer shows (contracts/README.md §4).
  *
  * A citation is a CommonMark 0.31.2 link — inline or reference-style, its destination decoded as
- * CommonMark decodes it — whose destination the handle table ({@link classifyDestination}) names.
+ * CommonMark decodes it — whose destination the handle table names (`classifyDestination`, in
+ * `handles.ts`, the grammar's one home).
  * What is a link is decided by micromark through `mdast-util-from-markdown`, the very parser
  * react-markdown renders with, so code spans, code blocks, HTML, autolinks and images are never
  * mistaken for citations and `KnowledgeMarkdown` finds its chips on the tree it renders
@@ -21,49 +22,23 @@ import type { Nodes, Parents, Root } from "mdast";
 import type { Code, Construct, Extension, State, TokenizeContext } from "micromark-util-types";
 import type { VFile } from "vfile";
 
+import { capNesting, literalRanges, MAX_MARKDOWN_CHARS, originalOffset, type MarkdownLimits } from "./guard.js";
 import {
-  capNesting,
-  literalRanges,
-  MAX_BRACKET_DEPTH,
-  MAX_INLINE_MARKERS,
-  MAX_MARKDOWN_CHARS,
-  originalOffset,
-  type MarkdownLimits,
-} from "./guard.js";
+  CITATION_LABEL_PREFIX,
+  classifyDestination,
+  stripCitationPrefix,
+  type CitationKind,
+  type CitationReason,
+} from "./handles.js";
 import { applyEdits, CodePointCounter, codePointToUtf16Index } from "./text.js";
 
-// The guard's budgets live in guard.ts (one module, one rule); re-exported where they always were.
-export { MAX_BRACKET_DEPTH, MAX_INLINE_MARKERS, MAX_MARKDOWN_CHARS, type MarkdownLimits };
-
-export const CITATION_LABEL_PREFIX = "citation:";
 /**
  * Relabeling passes that replace a link by its label exactly as written; a later pass (reached
  * only by links nested deeper, i.e. hostile input) also escapes the brackets that could form one.
  */
 export const MAX_PLAIN_RELABEL_PASSES = 4;
 
-// ---------------------------------------------------------------------------------------------
-// The handle grammar: defined here once for the package (§3 handles, §4 table, §7 native links).
-
-/** The 32-hex shared source id (a regular-expression body, unanchored). */
-export const SHARED_ID_SYNTAX = "[0-9a-f]{32}";
-/** The native RAGFlow id `<32 hex>-<n>`, n = 1–999 without a leading zero (unanchored). */
-export const NATIVE_ID_SYNTAX = "[0-9a-f]{32}-[1-9][0-9]{0,2}";
-/** The handle of a shared record: `#knowledge-source-<id>`. */
-export const SHARED_HANDLE_PREFIX = "#knowledge-source-";
-/** The handle of a native record: `#knowledge-<id>`. */
-export const NATIVE_HANDLE_PREFIX = "#knowledge-";
-/** The prefix rehype-sanitize's clobbering adds to ids; the table accepts it on destinations. */
-export const CLOBBER_PREFIX = "user-content-";
-
-const SHARED_RE = new RegExp(`^#(?:${CLOBBER_PREFIX})?knowledge-source-(${SHARED_ID_SYNTAX})$`);
-const NATIVE_RE = new RegExp(`^#(?:${CLOBBER_PREFIX})?knowledge-(${NATIVE_ID_SYNTAX})$`);
-const SHARED_PREFIXES = [SHARED_HANDLE_PREFIX, `#${CLOBBER_PREFIX}knowledge-source-`] as const;
-const WEB_PREFIXES = ["http://", "https://"] as const;
 const UNESCAPE_RE = /\\([!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~])/g;
-
-export type CitationKind = "shared" | "native" | "web" | "malformed";
-export type CitationReason = "bad_source_id" | "unsupported_destination";
 
 export interface Citation {
   readonly kind: CitationKind;
@@ -80,37 +55,6 @@ export interface Citation {
   readonly start: number;
   /** Code-point offset just past the link (its `)`, or a reference's last `]`). */
   readonly end: number;
-}
-
-/** How §4's table classifies a link: by its destination, and for `citation:` labels by its label. */
-export interface DestinationClass {
-  readonly kind: CitationKind;
-  readonly sourceId: string | null;
-  readonly reason: CitationReason | null;
-}
-
-/**
- * The one implementation of contracts/README.md §4's destination table. Returns null for an
- * ordinary, non-citation link.
- */
-export function classifyDestination(rawLabel: string, href: string): DestinationClass | null {
-  const shared = SHARED_RE.exec(href);
-  if (shared !== null) return { kind: "shared", sourceId: shared[1] ?? null, reason: null };
-  if (SHARED_PREFIXES.some((prefix) => href.startsWith(prefix))) {
-    return { kind: "malformed", sourceId: null, reason: "bad_source_id" };
-  }
-  const native = NATIVE_RE.exec(href);
-  if (native !== null) return { kind: "native", sourceId: native[1] ?? null, reason: null };
-  if (!rawLabel.startsWith(CITATION_LABEL_PREFIX)) return null;
-  if (WEB_PREFIXES.some((prefix) => href.startsWith(prefix))) {
-    return { kind: "web", sourceId: null, reason: null };
-  }
-  return { kind: "malformed", sourceId: null, reason: "unsupported_destination" };
-}
-
-/** A label without its leading `citation:`. */
-export function stripCitationPrefix(label: string): string {
-  return label.startsWith(CITATION_LABEL_PREFIX) ? label.slice(CITATION_LABEL_PREFIX.length) : label;
 }
 
 // ---------------------------------------------------------------------------------------------

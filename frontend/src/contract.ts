@@ -13,7 +13,6 @@ import {
   hasLoneSurrogate,
   isBlank,
 } from "./text.js";
-import { SHARED_HANDLE_PREFIX } from "./citations.js";
 
 /** One verified evidence record (the wire form: absent optional fields are omitted). */
 export interface KnowledgeSource {
@@ -93,9 +92,6 @@ export const RESERVED_KEYS: readonly string[] = Object.freeze([
   VERSION_KEY,
   RETRIEVAL_SOURCES_KEY,
 ]);
-/** The handle that must appear in the message text: `#knowledge-source-<id>`. */
-export const SOURCE_HANDLE_PREFIX = SHARED_HANDLE_PREFIX;
-
 export const REQUIRED_FIELDS = Object.freeze(["id", "provider", "title", "excerpt"] as const);
 export const OPTIONAL_FIELDS = Object.freeze(["dataset_name", "url", "page"] as const);
 export const RECORD_FIELDS: readonly string[] = Object.freeze([

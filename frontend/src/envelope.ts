@@ -13,7 +13,6 @@ import {
   KNOWLEDGE_SOURCES_KEY,
   MAX_SOURCES,
   RETRIEVAL_SOURCES_KEY,
-  SOURCE_HANDLE_PREFIX,
   VERSION_KEY,
   isRecordObject,
   isValidDatasetName,
@@ -30,11 +29,9 @@ import {
   type RejectionReason,
   type SourceKey,
 } from "./contract.js";
-import { SHARED_HANDLE_PREFIX } from "./citations.js";
+import { SHARED_HANDLE_PREFIX } from "./handles.js";
 import { sourceId } from "./ids.js";
 import { LinearNeedle, searchWork, startsAt } from "./substring.js";
-
-export { RESERVED_KEYS } from "./contract.js";
 
 const EMPTY: ReadResult = Object.freeze({
   sources: Object.freeze([]),
@@ -51,7 +48,7 @@ const hasOwn = (value: object, key: string): boolean =>
 
 /** The handle a message's text must contain for the source `id`. */
 export function handleFor(id: string): string {
-  return SOURCE_HANDLE_PREFIX + id;
+  return SHARED_HANDLE_PREFIX + id;
 }
 
 /**

@@ -8,7 +8,7 @@
  * `contracts/vectors/native_ragflow.json` pin both. Never throws.
  */
 
-import { CLOBBER_PREFIX, NATIVE_HANDLE_PREFIX, NATIVE_ID_SYNTAX } from "./citations.js";
+import { NATIVE_HANDLE_PREFIX, NATIVE_ID_SYNTAX, NATIVE_LINK_PATTERN } from "./handles.js";
 import { KNOWLEDGE_SOURCES_KEY, isRecordObject } from "./contract.js";
 import { textParts } from "./envelope.js";
 import { codePointLength, hasLoneSurrogate } from "./text.js";
@@ -22,7 +22,6 @@ export const MAX_NATIVE_NAME_CHARS = 512;
 export const MAX_NATIVE_TEXT_CHARS = 200_000;
 export const MAX_NATIVE_PAGES = 100;
 export const NATIVE_ID_PATTERN = new RegExp(`^${NATIVE_ID_SYNTAX}$`);
-export { NATIVE_HANDLE_PREFIX };
 
 /** One native RAGFlow record (locators are artifact-only and never shown). */
 export interface NativeSource {
@@ -106,9 +105,8 @@ function read(content: unknown, artifact: unknown, toolName: unknown): NativeRea
   if (records.length > MAX_NATIVE_SOURCES) return failed("too_many_records");
 
   const linked = new Set<string>();
-  const link = new RegExp(`\\]\\(#(?:${CLOBBER_PREFIX})?knowledge-(${NATIVE_ID_SYNTAX})\\)`, "g");
   for (const part of textParts(content)) {
-    for (const match of part.matchAll(link)) {
+    for (const match of part.matchAll(NATIVE_LINK_PATTERN)) {
       if (match[1] !== undefined) linked.add(match[1]);
     }
   }

@@ -25,45 +25,12 @@
 import type { KnowledgeSource, ReadResult } from "./contract.js";
 import { isRecordObject } from "./contract.js";
 import { citationsOf } from "./citationMemo.js";
-import {
-  classifyDestination,
-  stripCitationPrefix as stripPrefix,
-  type Citation,
-} from "./citations.js";
+import type { Citation } from "./citations.js";
+import { classifyDestination } from "./handles.js";
 import { readEnvelope } from "./envelope.js";
-import { readNative, type NativeReadResult, type NativeSource } from "./native.js";
+import { EMPTY_LOOKUP, type ResolvedSource, type SourceLookup } from "./lookup.js";
+import { readNative, type NativeReadResult } from "./native.js";
 import { visibleText } from "./visible.js";
-
-/** A shared (content-addressed) record that verified. */
-export interface ResolvedSharedSource {
-  readonly kind: "shared";
-  /** The 32-hex source id. */
-  readonly id: string;
-  readonly record: KnowledgeSource;
-}
-
-/** A native RAGFlow record that verified. */
-export interface ResolvedNativeSource {
-  readonly kind: "native";
-  /** The `<32 hex>-<n>` native id. */
-  readonly id: string;
-  readonly record: NativeSource;
-}
-
-/** Verified evidence a citation can resolve to. */
-export type ResolvedSource = ResolvedSharedSource | ResolvedNativeSource;
-
-/**
- * The verified sources visible to one message. `get` takes the id as it appears in a citation
- * (32 hex for shared, `<hex>-<n>` for native); the two id shapes never collide.
- */
-export interface SourceLookup {
-  get(id: string): ResolvedSource | undefined;
-  /** Number of distinct verified sources visible. */
-  readonly size: number;
-  /** Every visible source, in order of first appearance in the history. */
-  sources(): readonly ResolvedSource[];
-}
 
 /** What one tool message yielded (validated once per message object). */
 export interface MessageEvidence {
@@ -123,25 +90,6 @@ export interface SourceDisplay {
   readonly url: string | null;
   /** True when the provider said the excerpt is shorter than its text (native records). */
   readonly truncated: boolean;
-}
-
-const EMPTY_SOURCES: readonly ResolvedSource[] = Object.freeze([]);
-
-const EMPTY_LOOKUP: SourceLookup = Object.freeze({
-  get: () => undefined,
-  size: 0,
-  sources: () => EMPTY_SOURCES,
-});
-
-/**
- * A lookup over sources the caller already trusts (e.g. evidence restored by its own verified
- * pipeline). First occurrence of an id wins. Prefer {@link collectSources}, which verifies.
- */
-export function sourceLookupFrom(sources: Iterable<ResolvedSource>): SourceLookup {
-  const map = new Map<string, ResolvedSource>();
-  for (const source of sources) if (!map.has(source.id)) map.set(source.id, source);
-  const list = Object.freeze([...map.values()]);
-  return Object.freeze({ get: (id: string) => map.get(id), size: list.length, sources: () => list });
 }
 
 const hasOwn = (value: object, key: string): boolean =>
@@ -487,9 +435,6 @@ export function classifyLink(label: string, href: string | null | undefined): Li
       return { kind: "malformed", reason: found.reason ?? "unsupported_destination" };
   }
 }
-
-/** A label without its leading `citation:`. */
-export const stripCitationPrefix: (label: string) => string = stripPrefix;
 
 /** The citations of one message, resolved against its evidence. */
 export interface CitationSummary {

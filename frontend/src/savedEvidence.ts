@@ -19,7 +19,7 @@ import {
   type NativeRejectionReason,
   type NativeSource,
 } from "./native.js";
-import { sourceLookupFrom, type SourceLookup } from "./resolve.js";
+import { sourceLookupFrom, type SourceLookup } from "./lookup.js";
 import { codePointLength } from "./text.js";
 
 export const MAX_SAVED_SOURCES = MAX_NATIVE_SOURCES;

@@ -22,7 +22,7 @@ export const WHITE_SPACE: ReadonlySet<string> = new Set([
 ]);
 
 /** Every control character (§1): U+0000–U+001F and U+007F–U+009F. */
-export const CONTROL: ReadonlySet<string> = new Set([
+export const CONTROL_CHARACTERS: ReadonlySet<string> = new Set([
   ...Array.from({ length: 0x20 }, (_, i) => String.fromCharCode(i)),
   ...Array.from({ length: 0xa0 - 0x7f }, (_, i) => String.fromCharCode(0x7f + i)),
 ]);

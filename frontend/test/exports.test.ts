@@ -5,8 +5,7 @@ import * as api from "../src/index.js";
 /** The public runtime API of @deerflow/knowledge-citations. Change it on purpose, here. */
 const PUBLIC_EXPORTS = [
   "CITATION_LABEL_PREFIX",
-  "CLOBBER_PREFIX",
-  "CONTROL",
+  "CONTROL_CHARACTERS",
   "CitationChip",
   "DEFAULT_LABELS",
   "ENVELOPE_ERRORS",
@@ -59,10 +58,10 @@ const PUBLIC_EXPORTS = [
   "RETRIEVAL_SOURCES_KEY",
   "SHARED_HANDLE_PREFIX",
   "SHARED_ID_SYNTAX",
-  "SOURCE_HANDLE_PREFIX",
   "SourceDetails",
   "SourcesPanel",
   "URL_PATTERN",
+  "USER_CONTENT_PREFIX",
   "VERSION_KEY",
   "WHITE_SPACE",
   "WebCitation",

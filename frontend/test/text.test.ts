@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import {
-  CONTROL,
+  CONTROL_CHARACTERS,
   WHITE_SPACE,
   codePointLength,
   codePointSlice,
@@ -81,9 +81,9 @@ describe("white space and control characters (§1)", () => {
   });
 
   it("has exactly C0, DEL and C1 as control characters", () => {
-    expect(CONTROL.size).toBe(0x20 + 0x21);
-    expect(CONTROL.has("\u0000") && CONTROL.has("\u001f") && CONTROL.has("\u007f")).toBe(true);
-    expect(CONTROL.has("\u009f") && !CONTROL.has(" ") && !CONTROL.has("\u00a0")).toBe(true);
+    expect(CONTROL_CHARACTERS.size).toBe(0x20 + 0x21);
+    expect(CONTROL_CHARACTERS.has("\u0000") && CONTROL_CHARACTERS.has("\u001f") && CONTROL_CHARACTERS.has("\u007f")).toBe(true);
+    expect(CONTROL_CHARACTERS.has("\u009f") && !CONTROL_CHARACTERS.has(" ") && !CONTROL_CHARACTERS.has("\u00a0")).toBe(true);
   });
 
   it("isBlank follows White_Space only", () => {

@@ -19,7 +19,8 @@ import {
   type RefObject,
 } from "react";
 
-import { describeSource, type InertReason, type ResolvedSource, type SourceDisplay } from "../resolve.js";
+import type { ResolvedSource } from "../lookup.js";
+import { describeSource, type InertReason, type SourceDisplay } from "../resolve.js";
 import { EXTERNAL_LINK_REL, displayHost, safeExternalUrl } from "../url.js";
 import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
 import { visibleText } from "../visible.js";

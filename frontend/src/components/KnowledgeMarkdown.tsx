@@ -33,14 +33,11 @@ import remarkRehype from "remark-rehype";
 import { unified, type PluggableList, type Processor } from "unified";
 import { VFile } from "vfile";
 
-import {
-  remarkCitations,
-  stripCitationPrefix,
-  type Citation,
-  type TreeCitations,
-} from "../citations.js";
+import { remarkCitations, type Citation, type TreeCitations } from "../citations.js";
+import { stripCitationPrefix } from "../handles.js";
 import { rememberCitations } from "../citationMemo.js";
-import { describeSource, summarizeCitations, type ResolvedSource, type SourceLookup } from "../resolve.js";
+import type { ResolvedSource, SourceLookup } from "../lookup.js";
+import { describeSource, summarizeCitations } from "../resolve.js";
 import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
 import { InertCitation, WebCitation, chipElements, shortDescription } from "./CitationChip.js";
 import { isPinned, openChip, useChipGroup, type ChipGroup } from "./chipState.js";

@@ -4,7 +4,8 @@
 
 import { memo, useId, useMemo, useState, type ReactElement } from "react";
 
-import { describeSource, summarizeCitations, type SourceLookup } from "../resolve.js";
+import type { SourceLookup } from "../lookup.js";
+import { describeSource, summarizeCitations } from "../resolve.js";
 import { SourceDetails } from "./CitationChip.js";
 import { distinguishSources } from "./distinguish.js";
 import { mergeLabels, type KnowledgeLabels } from "./labels.js";

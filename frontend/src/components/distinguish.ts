@@ -3,7 +3,8 @@
  * a short suffix — its page when the pages differ, else "excerpt 2", "excerpt 3" in citation order.
  */
 
-import { describeSource, type ResolvedSource } from "../resolve.js";
+import type { ResolvedSource } from "../lookup.js";
+import { describeSource } from "../resolve.js";
 import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
 
 /**

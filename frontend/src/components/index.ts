@@ -8,13 +8,6 @@ export { CitationChip, InertCitation, SourceDetails, WebCitation } from "./Citat
 export type { CitationChipProps, InertCitationProps, WebCitationProps } from "./CitationChip.js";
 export { MessageBoundary } from "./MessageBoundary.js";
 export type { MessageBoundaryProps } from "./MessageBoundary.js";
-export {
-  MAX_EMPHASIS_RUNS,
-  MAX_INDENT_COLUMNS,
-  MAX_NESTING_DEPTH,
-  guardMarkdown,
-} from "./markdownGuard.js";
-export type { GuardOptions, GuardedMarkdown } from "./markdownGuard.js";
 export { SourcesPanel } from "./SourcesPanel.js";
 export type { SourcesPanelProps } from "./SourcesPanel.js";
 export { DEFAULT_LABELS } from "./labels.js";

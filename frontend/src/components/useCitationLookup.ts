@@ -5,12 +5,8 @@
 import { useMemo, useRef } from "react";
 
 import { isRecordObject } from "../contract.js";
-import {
-  defaultSourceResolver,
-  type ResolvedSource,
-  type SourceLookup,
-  type SourceResolver,
-} from "../resolve.js";
+import type { ResolvedSource, SourceLookup } from "../lookup.js";
+import { defaultSourceResolver, type SourceResolver } from "../resolve.js";
 import { savedEvidenceLookup } from "../savedEvidence.js";
 
 /** Evidence from the loaded history: the tool messages before `messageIndex`. */
