@@ -17,8 +17,12 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import orjson
+from langgraph.store.base import BaseStore
 
-__all__ = ["THREADS_PREFIX", "PgThreadSearch"]
+from deerflow.knowledge.server.records import Records
+from deerflow.knowledge.server.wire import iso_now
+
+__all__ = ["THREADS_PREFIX", "PgRecords", "PgThreadSearch"]
 
 #: The store prefix of the thread records (``Records``' namespace, joined as the store joins it).
 THREADS_PREFIX: Final = "deerflow_gateway.threads"
@@ -96,6 +100,51 @@ class PgThreadSearch:
                 await conn.execute(f"SELECT count(*) FROM store WHERE {where}", params)
             ).fetchone()
         return int(row[0]) if row else 0
+
+
+class PgRecords(Records):
+    """Thread and run records in LangGraph's PostgreSQL store, with thread search and a run's
+    change to its thread's record done in SQL (:class:`PgThreadSearch`, on ``pool``)."""
+
+    def __init__(self, store: BaseStore, pool: Any) -> None:
+        super().__init__(store)
+        self.sql = PgThreadSearch(pool)
+
+    async def touch_thread(
+        self, thread_id: str, *, only_if: str | None = None, **changes: Any
+    ) -> dict[str, Any] | None:
+        changes["updated_at"] = iso_now()
+        return await self.sql.touch(thread_id, changes, only_if=only_if)
+
+    async def search(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        status: str | None = None,
+        ids: Sequence[str] | None = None,
+        sort_by: str | None = None,
+        sort_order: str | None = None,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        return await self.sql.search(
+            metadata=metadata,
+            status=status,
+            ids=ids,
+            sort_by=sort_by,
+            sort_order=sort_order,
+            limit=limit,
+            offset=offset,
+        )
+
+    async def count(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        status: str | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> int:
+        return await self.sql.count(metadata=metadata, status=status, ids=ids)
 
 
 def _where(
