@@ -17,7 +17,15 @@ from typing import Any
 from deerflow.knowledge.server.pgthreads import PgRecords
 from deerflow.knowledge.server.records import Records
 
-__all__ = ["HeldGraph", "HeldWrites", "HookedRecords", "echo_graph", "gateway_app", "plan"]
+__all__ = [
+    "HeldGraph",
+    "HeldWrites",
+    "HookedPgRecords",
+    "HookedRecords",
+    "echo_graph",
+    "gateway_app",
+    "plan",
+]
 
 
 class HeldGraph:

@@ -117,9 +117,7 @@ def test_a_filter_matching_every_thread_reads_only_one_page(
     searchers: tuple[asyncio.Runner, Records, Records, list[str]],
 ) -> None:
     runner, in_pg, _, ids = searchers
-    found = runner.run(
-        in_pg.search(limit=5, offset=2, sort_by="thread_id", sort_order="asc")
-    )  # type: ignore[union-attr]
+    found = runner.run(in_pg.search(limit=5, offset=2, sort_by="thread_id", sort_order="asc"))  # type: ignore[union-attr]
     assert [r["thread_id"] for r in found] == sorted(ids)[2:7]
     # Run records share the store but are never thread search results.
     assert runner.run(in_pg.count()) == len(ids)  # type: ignore[union-attr]
