@@ -1,7 +1,7 @@
 """Thread search in SQL answers what the in-process search answers, over LangGraph's real
 ``AsyncPostgresStore`` on a throwaway PostgreSQL (127.0.0.1, stopped by its PID).
 
-The same thread records go into the PostgreSQL store (searched by ``PgThreadSearch``) and into an
+The same thread records go into the PostgreSQL store (searched by ``PgRecords``) and into an
 in-memory store (searched in Python, as a single-process gateway does); for every generated search
 (metadata filter, status, ids, sort, order, page) both give the same threads in the same order.
 """

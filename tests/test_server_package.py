@@ -8,25 +8,14 @@ loading its own module on first use.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 import deerflow.knowledge.server as server
+from tests.test_public_api import _imported_after as _loaded_after
 
 #: The gateway's stack: the web framework and server, LangGraph (its checkpointers and stores
 #: among it) and the PostgreSQL driver.
 _GATEWAY_STACK = ("fastapi", "starlette", "uvicorn", "langgraph", "psycopg", "psycopg_pool")
-
-
-def _loaded_after(statement: str) -> set[str]:
-    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
-    result = subprocess.run(
-        [sys.executable, "-c", code], check=True, capture_output=True, text=True
-    )
-    return set(json.loads(result.stdout))
 
 
 def _stack(modules: set[str]) -> list[str]:

@@ -22,7 +22,7 @@ from langgraph.store.base import BaseStore
 from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.wire import iso_now
 
-__all__ = ["THREADS_PREFIX", "PgRecords", "PgThreadSearch"]
+__all__ = ["THREADS_PREFIX", "PgRecords"]
 
 #: The store prefix of the thread records (``Records``' namespace, joined as the store joins it).
 THREADS_PREFIX: Final = "deerflow_gateway.threads"
@@ -31,10 +31,12 @@ _SORTABLE: Final = frozenset(
 )
 
 
-class PgThreadSearch:
-    """Thread records filtered, sorted and paged by PostgreSQL."""
+class PgRecords(Records):
+    """Thread and run records in LangGraph's PostgreSQL store (``store``), with thread search and
+    a run's change to its thread's record done in SQL on ``pool``."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, store: BaseStore, pool: Any) -> None:
+        super().__init__(store)
         self.pool = pool
 
     async def search(
@@ -66,11 +68,12 @@ class PgThreadSearch:
             rows = await (await conn.execute(query, params)).fetchall()
         return [dict(row[0]) for row in rows]
 
-    async def touch(
-        self, thread_id: str, changes: dict[str, Any], *, only_if: str | None = None
+    async def touch_thread(
+        self, thread_id: str, *, only_if: str | None = None, **changes: Any
     ) -> dict[str, Any] | None:
-        """Merge ``changes`` into the thread's record (when its status is ``only_if``, if given);
-        the record after, or None when there is none."""
+        """Merge ``changes`` (and ``updated_at``) into the thread's record, when its status is
+        ``only_if`` (if given); the record after, or None when there is none."""
+        changes["updated_at"] = iso_now()
         query = (
             "UPDATE store SET value = value || %(changes)s::jsonb, updated_at = now() "
             "WHERE prefix = %(prefix)s AND key = %(key)s"
@@ -100,51 +103,6 @@ class PgThreadSearch:
                 await conn.execute(f"SELECT count(*) FROM store WHERE {where}", params)
             ).fetchone()
         return int(row[0]) if row else 0
-
-
-class PgRecords(Records):
-    """Thread and run records in LangGraph's PostgreSQL store, with thread search and a run's
-    change to its thread's record done in SQL (:class:`PgThreadSearch`, on ``pool``)."""
-
-    def __init__(self, store: BaseStore, pool: Any) -> None:
-        super().__init__(store)
-        self.sql = PgThreadSearch(pool)
-
-    async def touch_thread(
-        self, thread_id: str, *, only_if: str | None = None, **changes: Any
-    ) -> dict[str, Any] | None:
-        changes["updated_at"] = iso_now()
-        return await self.sql.touch(thread_id, changes, only_if=only_if)
-
-    async def search(
-        self,
-        *,
-        metadata: dict[str, Any] | None = None,
-        status: str | None = None,
-        ids: Sequence[str] | None = None,
-        sort_by: str | None = None,
-        sort_order: str | None = None,
-        limit: int = 10,
-        offset: int = 0,
-    ) -> list[dict[str, Any]]:
-        return await self.sql.search(
-            metadata=metadata,
-            status=status,
-            ids=ids,
-            sort_by=sort_by,
-            sort_order=sort_order,
-            limit=limit,
-            offset=offset,
-        )
-
-    async def count(
-        self,
-        *,
-        metadata: dict[str, Any] | None = None,
-        status: str | None = None,
-        ids: Sequence[str] | None = None,
-    ) -> int:
-        return await self.sql.count(metadata=metadata, status=status, ids=ids)
 
 
 def _where(
