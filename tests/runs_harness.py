@@ -14,9 +14,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from deerflow.knowledge.server.pgthreads import PgRecords
 from deerflow.knowledge.server.records import Records
 
-__all__ = ["HeldGraph", "HeldWrites", "HookedRecords", "echo_graph", "gateway_app", "plan"]
+__all__ = [
+    "HeldGraph",
+    "HeldWrites",
+    "HookedPgRecords",
+    "HookedRecords",
+    "echo_graph",
+    "gateway_app",
+    "plan",
+]
 
 
 class HeldGraph:
@@ -56,8 +65,8 @@ class HeldGraph:
 class HookedRecords(Records):
     """Records whose run writes and active-run reads await ``hook(kind, value)`` first."""
 
-    def __init__(self, store: Any, **options: Any) -> None:
-        super().__init__(store, **options)
+    def __init__(self, store: Any, *args: Any) -> None:
+        super().__init__(store, *args)
         self.hook: Callable[[str, Any], Awaitable[None]] | None = None
 
     async def put_run(self, record: dict[str, Any]) -> dict[str, Any]:
@@ -76,6 +85,10 @@ class HookedRecords(Records):
         if self.hook is not None:
             await self.hook("touch_thread", thread_id)
         return await super().touch_thread(thread_id, only_if=only_if, **changes)
+
+
+class HookedPgRecords(HookedRecords, PgRecords):
+    """``HookedRecords`` on PostgreSQL (thread search and touches in SQL): ``(store, pool)``."""
 
 
 def plan(thread_id: str, graph_input: Any, strategy: str = "reject") -> Any:

@@ -22,10 +22,9 @@ import pytest
 from deerflow.knowledge.server.http import ApiError
 from deerflow.knowledge.server.manager import RunManager
 from deerflow.knowledge.server.pgruns import PgRuns, open_pg_runs
-from deerflow.knowledge.server.pgthreads import PgThreadSearch
 from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.streaming import Event
-from tests.runs_harness import HeldGraph, HookedRecords, plan
+from tests.runs_harness import HeldGraph, HookedPgRecords, plan
 
 pytestmark = pytest.mark.postgres
 
@@ -208,8 +207,8 @@ async def gateways(url: str, count: int, graph: HeldGraph) -> AsyncIterator[list
             store = await stack.enter_async_context(AsyncPostgresStore.from_conn_string(url))
             await store.setup()
             shared = await stack.enter_async_context(open_pg_runs(url))
-            records = HookedRecords(store, search=PgThreadSearch(shared.pool))
-            made.append((RunManager(graph, records, shared=shared), records))
+            records = HookedPgRecords(store, shared.pool)
+            made.append((RunManager(graph, records, coordinator=shared), records))
         yield made
 
 
@@ -244,7 +243,7 @@ async def test_an_interrupt_storm_across_processes_leaves_the_thread_usable(
             assert [o for o in outcomes if isinstance(o, BaseException)] == [], storm
             for _, stream in outcomes:  # type: ignore[misc]
                 await asyncio.wait_for(stream.done.wait(), 30)
-            assert await one.shared.active(thread_id) == []  # type: ignore[union-attr]
+            assert await one.coordinator.active(thread_id) == []  # type: ignore[union-attr]
             for manager in (one, two):  # a default (reject) run starts on either process
                 _, stream = await manager.start(plan(thread_id, f"after {storm}"))
                 await asyncio.wait_for(stream.done.wait(), 30)
@@ -279,7 +278,7 @@ async def test_a_killed_processs_runs_end_as_errors(postgres_url: str, noticed_b
     graph = HeldGraph()
     async with gateways(postgres_url, 1, graph) as [(manager, records)]:
         thread_id, runs = await _left_by_a_killed_process(postgres_url, records)
-        follower = asyncio.create_task(_follow_all(manager.shared, runs[0]))  # type: ignore[arg-type]
+        follower = asyncio.create_task(_follow_all(manager.coordinator, runs[0]))  # type: ignore[arg-type]
         if noticed_by == "a heartbeat":
             assert await manager.recover() == 2
         else:

@@ -1,7 +1,7 @@
 """Thread search in SQL answers what the in-process search answers, over LangGraph's real
 ``AsyncPostgresStore`` on a throwaway PostgreSQL (127.0.0.1, stopped by its PID).
 
-The same thread records go into the PostgreSQL store (searched by ``PgThreadSearch``) and into an
+The same thread records go into the PostgreSQL store (searched by ``PgRecords``) and into an
 in-memory store (searched in Python, as a single-process gateway does); for every generated search
 (metadata filter, status, ids, sort, order, page) both give the same threads in the same order.
 """
@@ -22,7 +22,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
 
-from deerflow.knowledge.server.pgthreads import PgThreadSearch
+from deerflow.knowledge.server.pgthreads import PgRecords
 from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.schemas import ThreadSearch
 from deerflow.knowledge.server.threads import _search
@@ -64,7 +64,7 @@ def searchers() -> Iterator[tuple[asyncio.Runner, Records, Records, list[str]]]:
             pool = await stack.enter_async_context(
                 AsyncConnectionPool(server.url, kwargs={"autocommit": True}, open=False)
             )
-            in_pg = Records(store, search=PgThreadSearch(pool))
+            in_pg = PgRecords(store, pool)
             in_memory = Records(InMemoryStore())
             pick = random.Random(13)
             ids = []
@@ -107,7 +107,7 @@ def test_sql_search_equals_the_in_process_search(
     assert [r["thread_id"] for r in found] == [r["thread_id"] for r in expected]
     assert found == expected
     counted = runner.run(
-        in_pg.search.count(metadata=body.metadata, status=body.status, ids=body.ids)  # type: ignore[union-attr]
+        in_pg.count(metadata=body.metadata, status=body.status, ids=body.ids)  # type: ignore[union-attr]
     )
     unpaged = body.model_copy(update={"limit": 1000, "offset": 0})
     assert counted == len(runner.run(_search(SimpleNamespace(records=in_memory), unpaged)))  # type: ignore[arg-type]
@@ -117,9 +117,7 @@ def test_a_filter_matching_every_thread_reads_only_one_page(
     searchers: tuple[asyncio.Runner, Records, Records, list[str]],
 ) -> None:
     runner, in_pg, _, ids = searchers
-    found = runner.run(
-        in_pg.search.search(limit=5, offset=2, sort_by="thread_id", sort_order="asc")
-    )  # type: ignore[union-attr]
+    found = runner.run(in_pg.search(limit=5, offset=2, sort_by="thread_id", sort_order="asc"))  # type: ignore[union-attr]
     assert [r["thread_id"] for r in found] == sorted(ids)[2:7]
     # Run records share the store but are never thread search results.
-    assert runner.run(in_pg.search.count()) == len(ids)  # type: ignore[union-attr]
+    assert runner.run(in_pg.count()) == len(ids)  # type: ignore[union-attr]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -294,8 +293,11 @@ def test_untraced_agent_steps_stay_on_the_event_loop(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(run_helpers, "_setup_run", spy)
+    from deerflow.knowledge.server._serve import untraced_steps_inline
+
     config = build_config(provider, checkpoint=str(tmp_path / "threads.sqlite"))
-    with TestClient(create_app(dataclasses.replace(config, tune_process=True))) as c:
+    # As ``serve`` runs the app: the process is the gateway's own.
+    with untraced_steps_inline(), TestClient(create_app(config)) as c:
         thread_id = c.post("/api/threads", json={}).json()["thread_id"]
         assert any(
             e == "values" for e, _ in _run(c, thread_id, [{"type": "human", "content": QUESTION}])

@@ -64,6 +64,7 @@ from deerflow.knowledge.providers.errors import (
     ProviderQueryError,
 )
 from deerflow.knowledge.saved_evidence import read_saved_export
+from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, is_postgres_url
 from deerflow.knowledge.settings import KnowledgeSettings, load_settings
 from deerflow.knowledge.text import printable, visible_text
 
@@ -794,17 +795,17 @@ def serve(
     ] = None,
     host: Annotated[
         str, typer.Option("--host", metavar="ADDRESS", help="Interface to bind.")
-    ] = "127.0.0.1",
+    ] = GATEWAY_DEFAULTS.host,
     port: Annotated[
         int, typer.Option("--port", metavar="PORT", help="TCP port (1-65535).", min=1, max=65535)
-    ] = 8000,
+    ] = GATEWAY_DEFAULTS.port,
     checkpoint: Annotated[
         str | None,
         typer.Option(
             "--checkpoint",
             metavar="PATH|URL",
             help="Thread storage: a SQLite file path or a postgres:// URL "
-            "(default: .deerflow-knowledge/threads.sqlite).",
+            f"(default: {GATEWAY_DEFAULTS.checkpoint}).",
             show_default=False,
         ),
     ] = None,
@@ -841,7 +842,7 @@ def serve(
             help="Time budget of one run, in seconds (more than 0).",
             min=0.001,
         ),
-    ] = 300.0,
+    ] = GATEWAY_DEFAULTS.run_timeout,
 ) -> None:
     """Run the reference gateway (FastAPI + LangGraph) with the bundled chat page.
 
@@ -903,10 +904,6 @@ def _chat_model(model: str) -> Any:
         _fail(f"cannot build the chat model {model} ({type(exc).__name__}).", EXIT_USAGE)
 
 
-def _is_postgres(target: str) -> bool:
-    return target.startswith(("postgres://", "postgresql://"))
-
-
 def _without_password(target: str) -> str:
     parts = urllib.parse.urlsplit(target)
     if parts.password is None:
@@ -917,7 +914,7 @@ def _without_password(target: str) -> str:
 
 def _check_checkpoint(server: Any, target: str) -> None:
     """Open the checkpoint store once, as the gateway will, so a failure is one message."""
-    if not _is_postgres(target):
+    if not is_postgres_url(target):
         return  # a SQLite file: created on first use
     try:
         import langgraph.checkpoint.postgres  # noqa: F401 - the extra's presence is the check

@@ -1,45 +1,38 @@
 """The reference gateway (FastAPI + LangGraph) and the bundled chat page.
 
-``build_config`` wires a provider, a chat model and a checkpointer into a ``GatewayConfig``;
-``serve`` runs it with uvicorn, behind the connection guard (``connections``) and answering only
-to the host names it is bound to (``origin``). The agent is LangChain's ``create_agent`` with
-``knowledge_search`` and the tool-output budget; with no ``--model`` it uses the offline
-extractive responder, so the demo needs no credentials.
+``build_config`` wires a provider and a chat model into a ``GatewayConfig`` (``_wiring``);
+``create_app`` makes the ASGI app (``app``) and ``serve`` runs it as a process of its own
+(``_serve``), the one place that tunes the process. The names below load their modules on first
+use, so importing a submodule (``server.responder``, ``server.errors``) loads neither FastAPI nor
+LangGraph's server pieces.
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import socket
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
-from typing import Any, Final
+import importlib
+from typing import TYPE_CHECKING, Any, Final
 
-from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.store.base import BaseStore
-
-from deerflow.knowledge.contract import RetrievalProvider
-from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
-from deerflow.knowledge.rules import GATEWAY_OUTPUT_MAX_CHARS
-from deerflow.knowledge.server.app import GatewayConfig, create_app, message_to_wire
-from deerflow.knowledge.server.connections import ConnectionGuard, descriptor_limits
-from deerflow.knowledge.server.listen import open_listener
-from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS
-from deerflow.knowledge.server.origin import served_hosts
-from deerflow.knowledge.server.pgruns import open_pg_runs
-from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
-from deerflow.knowledge.server.serde import MessageCachingSerializer
-from deerflow.knowledge.tools import MAX_QUERY_CHARS, make_knowledge_tool
+if TYPE_CHECKING:
+    from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, GatewayDefaults
+    from deerflow.knowledge.server._serve import MISSING_PAGE_HINT, serve
+    from deerflow.knowledge.server._wiring import (
+        CHECKPOINT_PAGE_BYTES,
+        SYSTEM_PROMPT,
+        build_agent,
+        build_config,
+        open_checkpointer,
+        open_store,
+    )
+    from deerflow.knowledge.server.app import GatewayConfig, create_app
+    from deerflow.knowledge.server.wire import message_to_wire
 
 __all__ = [
     "CHECKPOINT_PAGE_BYTES",
+    "GATEWAY_DEFAULTS",
     "MISSING_PAGE_HINT",
     "SYSTEM_PROMPT",
     "GatewayConfig",
+    "GatewayDefaults",
     "build_agent",
     "build_config",
     "create_app",
@@ -49,219 +42,32 @@ __all__ = [
     "serve",
 ]
 
-#: The page size of a new SQLite checkpoint file (SQLite's largest but one).
-CHECKPOINT_PAGE_BYTES: Final = 32_768
-MISSING_PAGE_HINT: Final = (
-    "this installation has no chat page. Released wheels carry it: reinstall with "
-    "`pip install --force-reinstall deerflow-knowledge`; in a source checkout run "
-    "`npm ci && npm run build:demo`."
-)
-SYSTEM_PROMPT: Final = (
-    "You answer questions using the knowledge_search tool. Search before answering. Support each "
-    "claim with the citation link of the result it comes from, copied exactly, e.g. "
-    "[citation:Title](#knowledge-source-<id>). Never invent citations; if nothing relevant is "
-    "found, say so."
-)
+#: Where each public name lives (loaded on first use).
+_HOMES: Final = {
+    "CHECKPOINT_PAGE_BYTES": "_wiring",
+    "GATEWAY_DEFAULTS": "_defaults",
+    "MISSING_PAGE_HINT": "_serve",
+    "SYSTEM_PROMPT": "_wiring",
+    "GatewayConfig": "app",
+    "GatewayDefaults": "_defaults",
+    "build_agent": "_wiring",
+    "build_config": "_wiring",
+    "create_app": "app",
+    "message_to_wire": "wire",
+    "open_checkpointer": "_wiring",
+    "open_store": "_wiring",
+    "serve": "_serve",
+}
 
 
-def build_agent(
-    provider: RetrievalProvider,
-    model: BaseChatModel,
-    checkpointer: BaseCheckpointSaver[Any] | None,
-    *,
-    max_tool_output_chars: int = GATEWAY_OUTPUT_MAX_CHARS,
-) -> Any:
-    return create_agent(
-        model,
-        tools=[make_knowledge_tool(provider)],
-        system_prompt=SYSTEM_PROMPT,
-        middleware=[ToolOutputBudgetMiddleware(max_chars=max_tool_output_chars)],
-        checkpointer=checkpointer,
-    )
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # looked up once
+    return value
 
 
-def open_checkpointer(target: str) -> AbstractAsyncContextManager[BaseCheckpointSaver[Any]]:
-    """An async checkpointer for a SQLite file path or a ``postgres://`` / ``postgresql://`` URL."""
-
-    @asynccontextmanager
-    async def opened() -> AsyncIterator[BaseCheckpointSaver[Any]]:
-        if target.startswith(("postgres://", "postgresql://")):
-            try:
-                from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-            except ImportError:
-                raise RuntimeError(
-                    "a Postgres checkpoint needs the 'postgres' extra: "
-                    "pip install 'deerflow-knowledge[postgres]'"
-                ) from None
-            async with _postgres_pool(target) as pool:
-                saver = AsyncPostgresSaver(pool, serde=MessageCachingSerializer())
-                await saver.setup()
-                yield saver
-            return
-        import aiosqlite
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-        if target != ":memory:":
-            Path(target).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        # ``from_conn_string`` with a serializer: it takes none.
-        async with aiosqlite.connect(target) as conn:
-            # Every checkpoint row holds the thread's whole state (hundreds of kilobytes on a long
-            # thread, a row per step): with 4 KiB pages SQLite chains a hundred overflow pages
-            # per row and spent most of a long thread's run on them. Takes effect when the file
-            # is created; an existing file keeps its page size.
-            await conn.execute(f"PRAGMA page_size={CHECKPOINT_PAGE_BYTES}")
-            sqlite_saver = AsyncSqliteSaver(conn, serde=MessageCachingSerializer())
-            await sqlite_saver.setup()
-            # LangGraph's saver turns WAL on; NORMAL sync (SQLite's recommendation for WAL) keeps
-            # every commit across a crash of the process and spares an fsync per checkpoint, which
-            # was most of a run's time (a run writes a checkpoint per step).
-            await conn.execute("PRAGMA synchronous=NORMAL")
-            yield sqlite_saver
-
-    return opened()
-
-
-#: Connections each PostgreSQL pool (checkpointer, store) keeps at most.
-_POSTGRES_POOL_SIZE: Final = 10
-
-
-@asynccontextmanager
-async def _postgres_pool(url: str, *, max_size: int = _POSTGRES_POOL_SIZE) -> AsyncIterator[Any]:
-    """A connection pool as LangGraph's PostgreSQL saver and store use a connection (autocommit,
-    no prepared statements, dict rows) whose connections are checked before use: after a
-    database restart a broken connection is replaced, so service comes back by itself."""
-    import psycopg
-    from psycopg.rows import dict_row
-    from psycopg_pool import AsyncConnectionPool
-
-    # One direct connection first: an unreachable database fails the start at once with psycopg's
-    # own error, instead of a pool retrying (and logging each retry) until its timeout.
-    probe = await psycopg.AsyncConnection.connect(url, autocommit=True)
-    await probe.close()
-    async with AsyncConnectionPool(
-        url,
-        min_size=1,
-        max_size=max_size,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-        check=AsyncConnectionPool.check_connection,
-        open=False,
-    ) as pool:
-        yield pool
-
-
-def open_store(target: str) -> AbstractAsyncContextManager[BaseStore]:
-    """The LangGraph store holding thread and run records: on the checkpointer's PostgreSQL
-    database, or in a SQLite file next to the checkpoints (``threads.sqlite`` →
-    ``threads.records.sqlite``: two connections writing one SQLite file would lock each other)."""
-
-    @asynccontextmanager
-    async def opened() -> AsyncIterator[BaseStore]:
-        if target.startswith(("postgres://", "postgresql://")):
-            from langgraph.store.postgres.aio import AsyncPostgresStore
-
-            async with _postgres_pool(target) as pool:
-                pg_store = AsyncPostgresStore(pool)
-                await pg_store.setup()
-                yield pg_store
-            return
-        from langgraph.store.sqlite.aio import AsyncSqliteStore
-
-        path = target
-        if target != ":memory:":
-            file = Path(target).expanduser()
-            file.parent.mkdir(parents=True, exist_ok=True)
-            path = str(file.with_name(file.stem + ".records" + (file.suffix or ".sqlite")))
-        async with AsyncSqliteStore.from_conn_string(path) as store:
-            await store.setup()
-            # Records are rewritten a few times per run; WAL with NORMAL sync survives a crash of
-            # the process (not of the machine) and spares an fsync per write.
-            await store.conn.execute("PRAGMA journal_mode=WAL")
-            await store.conn.execute("PRAGMA synchronous=NORMAL")
-            yield store
-
-    return opened()
-
-
-def build_config(
-    provider: RetrievalProvider,
-    *,
-    model: BaseChatModel | None = None,
-    model_label: str | None = None,
-    checkpoint: str = ".deerflow-knowledge/threads.sqlite",
-    static_dir: Path | None = None,
-    cors_origins: Sequence[str] = (),
-    allowed_hosts: Sequence[str] | None = None,
-    run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS,
-) -> GatewayConfig:
-    chat_model = model or ExtractiveResponder()
-    return GatewayConfig(
-        build_agent=lambda saver: build_agent(provider, chat_model, saver),
-        open_checkpointer=lambda: open_checkpointer(checkpoint),
-        open_store=lambda: open_store(checkpoint),
-        provider_label=provider.name,
-        model_label=model_label or (RESPONDER_LABEL if model is None else type(model).__name__),
-        max_question_chars=MAX_QUERY_CHARS if model is None else None,
-        static_dir=static_dir,
-        cors_origins=tuple(cors_origins),
-        allowed_hosts=None if allowed_hosts is None else tuple(allowed_hosts),
-        run_timeout=run_timeout,
-        open_shared=(
-            (lambda: open_pg_runs(checkpoint))
-            if checkpoint.startswith(("postgres://", "postgresql://"))
-            else None
-        ),
-    )
-
-
-def serve(
-    config: GatewayConfig,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    sock: socket.socket | None = None,
-) -> None:
-    """Run the gateway until interrupted. ``sock`` is an already bound socket (the CLI binds first,
-    so a busy port fails before any URL is announced); without it, ``host:port`` is bound here.
-
-    Requests must name the bound address (or ``localhost`` for a loopback one, ``host`` as given,
-    or one of ``config.allowed_hosts``) in ``Host``; connections are limited below the process's
-    descriptor limit and time out waiting for headers or for a client that does not read."""
-    import uvicorn
-
-    if sock is None:
-        sock = open_listener(host, port)
-    requested = host
-    host, port = sock.getsockname()[:2]
-    hosts = served_hosts(host, requested=requested) | set(config.allowed_hosts or ())
-    config = dataclasses.replace(config, allowed_hosts=tuple(sorted(hosts)))
-    page = (config.static_dir or _bundled_static_dir()) / "index.html"
-    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-    print(
-        f"deerflow-knowledge gateway: provider {config.provider_label}, model {config.model_label}"
-    )
-    if page.is_file():
-        print(f"Chat page: {url}  (Ctrl-C stops)", flush=True)
-        print(f"LangGraph Platform API: {url}api  (useStream / langgraph-sdk apiUrl)", flush=True)
-    else:
-        print(f"API only at {url}api/ - {MISSING_PAGE_HINT}", flush=True)
-    limits = descriptor_limits()
-    guard = ConnectionGuard(max_connections=limits.max_connections)
-
-    class Server(uvicorn.Server):
-        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
-            # Accept errors as the guard's one line, not asyncio's traceback per accept.
-            asyncio.get_running_loop().set_exception_handler(guard.exception_handler)
-            await super().serve(sockets)
-
-    uvicorn_config = uvicorn.Config(
-        # The process is the gateway's own here, so it may tune the process (``tune_process``).
-        create_app(dataclasses.replace(config, tune_process=True)),
-        log_level="warning",
-        http=guard.protocol(),
-        backlog=limits.backlog,
-    )
-    Server(uvicorn_config).run(sockets=[sock])
-
-
-def _bundled_static_dir() -> Path:
-    return Path(__file__).resolve().parent / "static"
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

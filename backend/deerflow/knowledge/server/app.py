@@ -13,15 +13,9 @@ evidence in a thread is evidence a server-side tool produced.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import gc
-import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, nullcontext
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,18 +26,15 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
-from langsmith import set_runtime_overrides
-from langsmith._runtime_overrides import get_runtime_overrides
-from langsmith.utils import tracing_is_enabled
 
 from deerflow.knowledge.server import assistants, runs, threads
+from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, bundled_page_dir
+from deerflow.knowledge.server.coordination import Coordination, in_process_coordination
+from deerflow.knowledge.server.errors import GatewayError
 from deerflow.knowledge.server.gateway import MAX_INPUT_MESSAGES, Gateway
-from deerflow.knowledge.server.http import MAX_REQUEST_BYTES, ApiError, error_body
-from deerflow.knowledge.server.manager import DEFAULT_RUN_TIMEOUT_SECONDS, RunManager
+from deerflow.knowledge.server.http import MAX_REQUEST_BYTES, ApiError, api_error, error_body
+from deerflow.knowledge.server.manager import RunManager
 from deerflow.knowledge.server.origin import OriginGuard
-from deerflow.knowledge.server.pgruns import PgRuns
-from deerflow.knowledge.server.pgthreads import PgThreadSearch
-from deerflow.knowledge.server.records import Records
 from deerflow.knowledge.server.wire import message_to_wire
 
 __all__ = [
@@ -51,17 +42,12 @@ __all__ = [
     "MAX_INPUT_MESSAGES",
     "MAX_REQUEST_BYTES",
     "RUN_DRAIN_SECONDS",
-    "SWITCH_INTERVAL_SECONDS",
-    "WORKER_THREADS",
     "GatewayConfig",
     "create_app",
     "message_to_wire",
 ]
 
 API_PREFIX: Final = "/api"
-SWITCH_INTERVAL_SECONDS: Final = 0.0005
-#: Worker threads for the agent's blocking steps (shared by all runs of the process).
-WORKER_THREADS: Final = 64
 #: How long shutdown waits for runs still in progress before closing the checkpointer.
 RUN_DRAIN_SECONDS: Final = 30.0
 
@@ -84,45 +70,12 @@ class GatewayConfig:
     #: Names a request's ``Host`` may give (``origin.host_allowed``); None: not checked here.
     #: ``serve`` always checks: the address it is bound to, ``localhost`` and these.
     allowed_hosts: Sequence[str] | None = None
-    run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS
-    #: Runs shared with other gateway processes on the same PostgreSQL (``pgruns``).
-    open_shared: Callable[[], AbstractAsyncContextManager[PgRuns]] | None = None
-    #: Tune the whole process for serving (a bounded default executor, a shorter GIL switch
-    #: interval, ``gc.freeze`` after start-up, LangSmith's untraced steps kept on the loop).
-    #: ``serve`` sets it: the process is the gateway's. An application that embeds the app keeps
-    #: its own process settings (the default, False).
-    tune_process: bool = False
-
-
-async def _inline_unless_tracing(
-    default: Callable[..., Any],
-    ctx: contextvars.Context,
-    func: Callable[..., Any],
-    /,
-    *args: Any,
-    **kwargs: Any,
-) -> Any:
-    # LangChain's agent wraps each model and tool call in LangSmith's ``traceable``, which hands
-    # its run setup and teardown to a worker thread even when nothing is traced: a dozen thread
-    # round trips per run, each a GIL hand-off. Untraced, that bookkeeping is a few dict reads.
-    if ctx.run(tracing_is_enabled):
-        return await default(ctx, func, *args, **kwargs)
-    return ctx.run(func, *args, **kwargs)
-
-
-@contextmanager
-def _untraced_steps_inline() -> Iterator[None]:
-    """LangSmith's ``aio_to_thread`` override (its public runtime hook) while the app runs,
-    unless the embedding application installed one of its own."""
-    if get_runtime_overrides().aio_to_thread is not None:
-        yield
-        return
-    set_runtime_overrides(aio_to_thread=_inline_unless_tracing)
-    try:
-        yield
-    finally:
-        if get_runtime_overrides().aio_to_thread is _inline_unless_tracing:
-            set_runtime_overrides()
+    run_timeout: float = GATEWAY_DEFAULTS.run_timeout
+    #: The records and the run coordinator, opened on the store: this process alone by default;
+    #: ``pgruns.pg_coordination`` shares runs with the other gateway processes on a PostgreSQL.
+    open_coordination: Callable[[BaseStore], AbstractAsyncContextManager[Coordination]] = (
+        in_process_coordination
+    )
 
 
 @asynccontextmanager
@@ -133,57 +86,45 @@ async def _memory_store() -> AsyncIterator[BaseStore]:
 
 
 def create_app(config: GatewayConfig) -> FastAPI:
+    """The gateway as an ASGI app. Creating and running it changes nothing process-wide (the
+    executor, the switch interval, the collector, LangSmith's hooks): ``serve`` tunes the process
+    it owns, an application that mounts the app keeps its own settings."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if config.tune_process:
-            # The agent's CPU-heavy steps run in the loop's default executor; Python's default of
-            # cpu_count + 4 workers lets a few stuck runs queue every other user's steps behind.
-            asyncio.get_running_loop().set_default_executor(
-                ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="gateway-step")
-            )
-            # A worker thread stuck in pure-Python work holds the GIL for a whole switch interval
-            # each time the event loop wakes; a shorter interval keeps the loop serving others.
-            sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         open_store = config.open_store or _memory_store
-        shared_runs = config.open_shared() if config.open_shared else nullcontext(None)
-        with _untraced_steps_inline() if config.tune_process else nullcontext():
-            async with (
-                config.open_checkpointer() as saver,
-                open_store() as store,
-                shared_runs as shared,
-            ):
-                graph = config.build_agent(saver)
-                records = Records(store, search=PgThreadSearch(shared.pool) if shared else None)
+        async with (
+            config.open_checkpointer() as saver,
+            open_store() as store,
+            config.open_coordination(store) as coordination,
+        ):
+            graph = config.build_agent(saver)
+            records = coordination.records
 
-                async def forget_thread(thread_id: str) -> None:
-                    await saver.adelete_thread(thread_id)
-                    await records.delete_thread(thread_id)
+            async def forget_thread(thread_id: str) -> None:
+                await saver.adelete_thread(thread_id)
+                await records.delete_thread(thread_id)
 
-                manager = RunManager(
-                    graph,
-                    records,
-                    run_timeout=config.run_timeout,
-                    on_thread_done=forget_thread,
-                    shared=shared,
-                )
-                app.state.gateway = Gateway(
-                    graph=graph,
-                    saver=saver,
-                    records=records,
-                    runs=manager,
-                    provider_label=config.provider_label,
-                    model_label=config.model_label,
-                    max_question_chars=config.max_question_chars,
-                )
-                await manager.recover()  # runs a killed process left are ended, not stuck
-                # What the process holds by now (modules, the graph, the agent's tools: over a
-                # hundred thousand objects) lives as long as the app; the collector need not
-                # walk it again every time a run's garbage triggers a full collection.
-                if config.tune_process:
-                    gc.freeze()
-                yield
-                # Let runs whose clients went away finish before the checkpointer closes.
-                await manager.drain(RUN_DRAIN_SECONDS)
+            manager = RunManager(
+                graph,
+                records,
+                run_timeout=config.run_timeout,
+                on_thread_done=forget_thread,
+                coordinator=coordination.runs,
+            )
+            app.state.gateway = Gateway(
+                graph=graph,
+                saver=saver,
+                records=records,
+                runs=manager,
+                provider_label=config.provider_label,
+                model_label=config.model_label,
+                max_question_chars=config.max_question_chars,
+            )
+            await manager.recover()  # runs a killed process left are ended, not stuck
+            yield
+            # Let runs whose clients went away finish before the checkpointer closes.
+            await manager.drain(RUN_DRAIN_SECONDS)
 
     app = FastAPI(title="deerflow-knowledge gateway", lifespan=lifespan)
     for module in (threads, runs, assistants):
@@ -202,6 +143,10 @@ def create_app(config: GatewayConfig) -> FastAPI:
         return JSONResponse(
             error_body(str(exc.detail)), status_code=exc.status_code, headers=exc.headers
         )
+
+    @app.exception_handler(GatewayError)
+    async def refused(request: Request, exc: GatewayError) -> JSONResponse:
+        return await http_error(request, api_error(exc))
 
     @app.exception_handler(RequestValidationError)
     async def query_error(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -234,7 +179,7 @@ def create_app(config: GatewayConfig) -> FastAPI:
         OriginGuard, allowed_hosts=config.allowed_hosts, cors_origins=config.cors_origins
     )
 
-    static_dir = config.static_dir or _bundled_static()
+    static_dir = config.static_dir or bundled_page_dir()
     if static_dir is not None and (static_dir / "index.html").is_file():
         index = static_dir / "index.html"
 
@@ -244,9 +189,3 @@ def create_app(config: GatewayConfig) -> FastAPI:
 
         app.mount("/", StaticFiles(directory=static_dir), name="static")
     return app
-
-
-def _bundled_static() -> Path | None:
-    folder = resources.files("deerflow.knowledge.server") / "static"
-    path = Path(str(folder))
-    return path if path.is_dir() else None

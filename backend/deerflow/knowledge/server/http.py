@@ -22,15 +22,23 @@ from fastapi import HTTPException, Request
 from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect
 
+from deerflow.knowledge.server.errors import (
+    GatewayError,
+    RunInAnotherProcess,
+    ThreadBusy,
+    ThreadNotFound,
+)
 from deerflow.knowledge.trust import Stripped, StripRefusedError
 from deerflow.knowledge.trust import strip_reserved_keys as _strip_reserved_keys
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
+    "DOMAIN_STATUS",
     "JSON_MEDIA_TYPE",
     "MAX_EVENT_ID_DIGITS",
     "MAX_REQUEST_BYTES",
     "ApiError",
+    "api_error",
     "error_body",
     "is_json_media_type",
     "last_event_id",
@@ -59,6 +67,23 @@ class ApiError(HTTPException):
         self, status_code: int, detail: str, headers: Mapping[str, str] | None = None
     ) -> None:
         super().__init__(status_code, detail, headers=dict(headers) if headers else None)
+
+
+#: The status of each refusal of the run engine (``errors``): the one place they meet HTTP.
+DOMAIN_STATUS: Final[Mapping[type[GatewayError], int]] = {
+    ThreadNotFound: 404,
+    ThreadBusy: 409,
+    RunInAnotherProcess: 409,
+}
+
+
+def api_error(error: GatewayError) -> ApiError:
+    """The HTTP answer to a refusal of the run engine (409 for a kind this table does not name:
+    a conflict with the thread's state, never the server's fault)."""
+    for kind in type(error).__mro__:
+        if kind in DOMAIN_STATUS:
+            return ApiError(DOMAIN_STATUS[kind], str(error))
+    return ApiError(409, str(error))
 
 
 def error_body(detail: str) -> dict[str, str]:

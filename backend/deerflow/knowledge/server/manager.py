@@ -6,9 +6,11 @@ LangGraph Server runs one run per thread at a time; overlapping requests follow 
 so no message is lost. Every run has a time budget: a run past it is cancelled and its stream ends
 with an ``error`` event saying so, while runs on other threads go on (CPU-heavy steps of the agent
 run in worker threads, off the event loop). Records of runs live in the shared store, so another
-gateway process sees them too. With PostgreSQL (``shared``, :mod:`.pgruns`) admission, turns and
-events are shared by every process on the database: the strategies hold across processes and a
-run is joined from any of them.
+gateway process sees them too. What the manager agrees on with other processes goes through its
+run coordinator (``coordination``), chosen when the gateway is wired: in this process alone, or on
+PostgreSQL (:mod:`.pgruns`), where admission, turns and events are shared by every process on the
+database, so the strategies hold across processes and a run is joined from any of them. A refusal
+is a domain error (``errors``); the HTTP layer gives it its status.
 
 A run is cancelled at most once and never inside the cleanup that records its end, so however
 many ``interrupt`` runs pile up, each run's stream ends and its thread is released. A delete
@@ -21,18 +23,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Final
 
-from deerflow.knowledge.server.http import ApiError
-from deerflow.knowledge.server.pgruns import LostRun, PgRuns
+from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
+from deerflow.knowledge.server.coordination import (
+    STALE_RUN_GRACE_SECONDS,
+    LocalRuns,
+    LostRun,
+    RunCoordinator,
+    process_owner,
+    run_orphaned,
+)
+from deerflow.knowledge.server.errors import ThreadBusy, ThreadNotFound
 from deerflow.knowledge.server.records import ACTIVE_RUN_STATUSES, Records
 from deerflow.knowledge.server.streaming import EventTranslator, RunStream
 from deerflow.knowledge.server.threadmeta import with_run_id
@@ -51,9 +58,7 @@ __all__ = [
     "runs_to_forget",
 ]
 
-DEFAULT_RUN_TIMEOUT_SECONDS: Final = 300.0
-#: How long past the time budget an active run record of another process still counts as active.
-STALE_RUN_GRACE_SECONDS: Final = 60.0
+DEFAULT_RUN_TIMEOUT_SECONDS: Final = GATEWAY_DEFAULTS.run_timeout
 #: How long a delete waits for the thread's runs to stop before it removes the thread anyway.
 DELETE_WAIT_SECONDS: Final = 30.0
 #: Finished runs whose events stay in memory for ``join_stream`` / ``Last-Event-ID`` replays.
@@ -95,7 +100,7 @@ class RunManager:
         *,
         run_timeout: float = DEFAULT_RUN_TIMEOUT_SECONDS,
         on_thread_done: Any = None,
-        shared: PgRuns | None = None,
+        coordinator: RunCoordinator | None = None,
         finished_runs_kept: int = FINISHED_RUNS_KEPT,
         finished_run_bytes_kept: int = FINISHED_RUN_BYTES_KEPT,
     ) -> None:
@@ -103,10 +108,11 @@ class RunManager:
         self._writes = _CheckpointWrites(getattr(graph, "checkpointer", None))
         self.finished_runs_kept = finished_runs_kept
         self.finished_run_bytes_kept = finished_run_bytes_kept
-        self.shared = shared
-        if shared is not None:
-            shared.on_cancel = self.cancel
-            shared.on_lost = self._on_lost
+        #: Agreement with other gateway processes; alone in this process unless told otherwise.
+        self.coordinator: RunCoordinator = (
+            coordinator if coordinator is not None else LocalRuns(records)
+        )
+        self.coordinator.bind(cancel=self.cancel, lost=self._on_lost, orphaned=self.orphaned)
         self.records = records
         self.run_timeout = run_timeout
         self.on_thread_done = on_thread_done
@@ -137,7 +143,7 @@ class RunManager:
     async def start(self, plan: RunPlan) -> tuple[dict[str, Any], RunStream]:
         async with self._admit:  # check-and-register is atomic within this process
             if plan.thread_id in self._deleting:
-                raise ApiError(404, f"Thread {plan.thread_id} not found")
+                raise ThreadNotFound(plan.thread_id)
             local = [
                 run_id
                 for run_id, s in self.streams.items()
@@ -161,27 +167,16 @@ class RunManager:
         self, plan: RunPlan, local: list[str], run_id: str
     ) -> tuple[dict[str, Any], RunStream, list[LostRun]]:
         """Admit the run and make its task (under the admission lock)."""
-        if self.shared is not None:
-            # Atomic across processes: checked and inserted under the thread's advisory lock,
-            # refused when the thread's record is gone (a delete in any process).
-            lost = await self.shared.admit(
-                plan.thread_id,
-                run_id,
-                resumable=plan.resumable,
-                check=lambda active: self._admission(
-                    plan, local, [r for r in active if r not in local], shared=True
-                ),
-            )
-        else:
-            lost = []
-            if await self.records.thread(plan.thread_id) is None:
-                raise ApiError(404, f"Thread {plan.thread_id} not found")
-            remote = [
-                r["run_id"]
-                for r in await self.records.active_runs(plan.thread_id)
-                if r["run_id"] not in local and not self.orphaned(r)
-            ]
-            self._admission(plan, local, remote, shared=False)
+        # On PostgreSQL atomic across processes (under the thread's advisory lock); refused when
+        # the thread's record is gone (a delete in any process).
+        lost = await self.coordinator.admit(
+            plan.thread_id,
+            run_id,
+            resumable=plan.resumable,
+            check=lambda active: self._admission(
+                plan, local, [r for r in active if r not in local]
+            ),
+        )
         try:
             if plan.multitask_strategy == "interrupt":
                 # A run seen above may have ended during the awaits since: cancel() knows.
@@ -203,14 +198,9 @@ class RunManager:
             await self.records.put_run(record)
         except BaseException:
             # Admitted but never started: the thread must not stay held by this run.
-            if self.shared is not None:
-                await asyncio.shield(self.shared.release(run_id))
+            await asyncio.shield(self.coordinator.release(run_id))
             raise
-        stream = (
-            self.shared.stream(run_id, plan.thread_id, resumable=plan.resumable)
-            if self.shared is not None
-            else RunStream(run_id, plan.thread_id, resumable=plan.resumable)
-        )
+        stream = self.coordinator.stream(run_id, plan.thread_id, resumable=plan.resumable)
         stream.emit("metadata", dumps({"run_id": run_id, "attempt": 1}))
         self.streams[run_id] = stream
         self._waiting[plan.thread_id] = self._waiting.get(plan.thread_id, 0) + 1
@@ -218,80 +208,37 @@ class RunManager:
         self.tasks[run_id] = task
         return record, stream, lost
 
-    def _admission(
-        self, plan: RunPlan, local: list[str], remote: list[str], *, shared: bool
-    ) -> list[str]:
-        """Refuse the run (409) or say which runs of other processes to cancel first."""
+    def _admission(self, plan: RunPlan, local: list[str], remote: list[str]) -> list[str]:
+        """Refuse the run (``ThreadBusy``) or say which runs of other processes to cancel first
+        (a coordinator that cannot reach them refuses with ``RunInAnotherProcess``)."""
         if (local or remote) and plan.multitask_strategy == "reject":
-            busy = (local or remote)[0]
-            raise ApiError(
-                409,
-                f"Thread {plan.thread_id} is busy with run {busy}; "
-                "multitask_strategy 'reject' refuses a second run (use 'enqueue' to wait).",
-            )
+            raise ThreadBusy(plan.thread_id, (local or remote)[0])
         if remote and plan.multitask_strategy == "interrupt":
-            if not shared:
-                raise ApiError(409, "The run in progress belongs to another gateway process.")
             return remote
         return []
 
     def orphaned(self, record: dict[str, Any]) -> bool:
-        """Whether an active run record belongs to no live process (one that died mid-run).
-
-        A record names the process that runs it (``owner``): on this host a process that no
-        longer exists, or this process's pid under another start (a restarted container), owns
-        nothing. A record of another host, or one without an owner, counts as lost once nobody
-        updated it for longer than any run may last."""
-        if record.get("status") not in ACTIVE_RUN_STATUSES:
-            return False
-        owner = record.get("owner")
-        if isinstance(owner, dict) and owner.get("host") == self.owner["host"]:
-            pid = owner.get("pid")
-            if pid == self.owner["pid"]:
-                return bool(owner.get("start") != self.owner["start"])
-            if isinstance(pid, int) and not _process_exists(pid):
-                return True
-        updated = datetime.fromisoformat(record["updated_at"])
-        age = (datetime.now(updated.tzinfo) - updated).total_seconds()
-        return bool(age > self.run_timeout + STALE_RUN_GRACE_SECONDS)
+        """Whether an active run record belongs to no live process (``run_orphaned``)."""
+        return run_orphaned(record, owner=self.owner, run_timeout=self.run_timeout)
 
     async def recover(self) -> int:
         """End the runs that no live process owns (a process killed mid-run): their records say
         ``error`` and their threads are free again. Returns how many runs were ended. Run when the
         gateway starts; on PostgreSQL it also runs with every heartbeat, by the heartbeat rule."""
-        if self.shared is not None:
-            return len(await self._on_lost(await self.shared.reap()))
-        lost = [
-            (r["run_id"], r["thread_id"])
-            for r in await self.records.all_active_runs()
-            if r["run_id"] not in self.tasks and self.orphaned(r)
-        ]
-        return len(await self._lost(lost))
+        return len(await self._on_lost(await self.coordinator.reap()))
 
     async def _on_lost(self, lost: Sequence[LostRun]) -> list[str]:
-        return await self._lost([(run.run_id, run.thread_id) for run in lost])
-
-    async def _lost(self, lost: Sequence[tuple[str, str]]) -> list[str]:
         ended = []
-        for run_id, thread_id in lost:
+        for run_id, thread_id in [(run.run_id, run.thread_id) for run in lost]:
             record = await self.records.run(thread_id, run_id)
             if record is not None and record.get("status") in ACTIVE_RUN_STATUSES:
                 record.update(status="error", updated_at=iso_now())
                 await self.records.put_run(record)
                 ended.append(run_id)
-        for thread_id in sorted({thread_id for _, thread_id in lost}):
+        for thread_id in sorted({run.thread_id for run in lost}):
             if self._waiting.get(thread_id):
                 continue  # a run of this process holds it and records its status itself
-            active = (
-                await self.shared.active(thread_id)
-                if self.shared is not None
-                else [
-                    r
-                    for r in await self.records.active_runs(thread_id)
-                    if r["run_id"] not in self.tasks and not self.orphaned(r)
-                ]
-            )
-            if not active:
+            if not await self.coordinator.active(thread_id):
                 await self.records.touch_thread(thread_id, status="idle", only_if="busy")
         if ended:
             _log.warning("ended %d run(s) left by a gateway process that stopped", len(ended))
@@ -304,10 +251,10 @@ class RunManager:
         async with self._admit:
             self._deleting.add(thread_id)
         try:
-            if self.shared is not None:
-                # Under the admission lock of every process: gone for admission, runs told.
-                for run_id in await self.shared.close_thread(thread_id):
-                    self.cancel(run_id)
+            # On PostgreSQL under the admission lock of every process: gone for admission, the
+            # runs of other processes told.
+            for run_id in await self.coordinator.close_thread(thread_id):
+                self.cancel(run_id)
             local = {
                 run_id: task
                 for run_id, task in self.tasks.items()
@@ -319,8 +266,7 @@ class RunManager:
                 done, _ = await asyncio.wait(local.values(), timeout=DELETE_WAIT_SECONDS)
                 if len(done) < len(local):
                     _log.warning("a run of thread %s did not stop before its delete", thread_id)
-            if self.shared is not None:
-                await self.shared.wait_idle(thread_id, timeout=DELETE_WAIT_SECONDS)
+            await self.coordinator.wait_idle(thread_id, timeout=DELETE_WAIT_SECONDS)
             await self._writes.settled(thread_id)
             await forget(thread_id)
         finally:
@@ -363,8 +309,8 @@ class RunManager:
             if run_id in self._cancel_on_start:
                 raise asyncio.CancelledError
             async with lane:
-                if self.shared is not None:  # runs of the thread in other processes go first
-                    await self.shared.wait_turn(thread_id, run_id)
+                # Runs of the thread in other processes go first.
+                await self.coordinator.wait_turn(thread_id, run_id)
                 record.update(status="running", updated_at=iso_now())
                 await self.records.put_run(record)
                 await self.records.touch_thread(thread_id, status="busy")
@@ -398,8 +344,7 @@ class RunManager:
                 # Released only once no write of this run can land any more: a delete in
                 # another process waits for the release, then removes the checkpoints.
                 await self._writes.settled(thread_id)
-                if self.shared is not None:
-                    await self.shared.release(run_id)
+                await self.coordinator.release(run_id)
 
     async def _end(
         self,
@@ -543,24 +488,6 @@ class _CheckpointWrites:
         """Return once no checkpoint write of the thread is in flight."""
         while thread_id in self._active:
             await self._idle.setdefault(thread_id, asyncio.Event()).wait()
-
-
-_PROCESS_START: Final = uuid.uuid4().hex  # tells this process from an earlier one with its pid
-
-
-def process_owner() -> dict[str, Any]:
-    """This process, as run records name it: host, pid and a mark of this start."""
-    return {"host": socket.gethostname(), "pid": os.getpid(), "start": _PROCESS_START}
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else
-        return True
-    return True
 
 
 def runs_to_forget(finished: Sequence[tuple[str, int]], *, most: int, most_bytes: int) -> list[str]:

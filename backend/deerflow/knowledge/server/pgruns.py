@@ -23,8 +23,10 @@ process acts on. A run whose process stopped is ended by whichever process notic
 every heartbeat, and when its thread admits a run): its log ends with an ``error`` event
 (``RunLost``) and the gateway records the run as failed. Admission also requires the thread's
 record, and a delete removes that record under the same lock before it cancels the thread's
-runs, so no run starts on a thread being deleted. Single-process gateways (SQLite, in-memory) never open a ``PgRuns``, and psycopg
-is imported only when one is opened.
+runs, so no run starts on a thread being deleted. ``PgRuns`` is the PostgreSQL
+``coordination.RunCoordinator``; gateways on SQLite or in memory never open one, and psycopg is
+imported only when one is opened. (One module past 500 lines: admission, turns, heartbeats and
+the event log share the two tables, their locks and the notification channel.)
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
 
-from deerflow.knowledge.server.http import ApiError
+from deerflow.knowledge.server.coordination import Coordination, LostRun, SharedRun
+from deerflow.knowledge.server.errors import ThreadNotFound
 from deerflow.knowledge.server.streaming import (
     ALWAYS_SENT,
     Event,
@@ -59,6 +61,7 @@ __all__ = [
     "PublishedRunStream",
     "SharedRun",
     "open_pg_runs",
+    "pg_coordination",
 ]
 
 #: The one ``LISTEN`` channel; payloads are ``e:<run_id>`` (new events), ``t:<thread_id>`` (a
@@ -154,22 +157,6 @@ _DELETE_THREAD_RECORD: Final = (
 )
 
 
-@dataclass(frozen=True)
-class LostRun:
-    """A run ended because its process stopped."""
-
-    run_id: str
-    thread_id: str
-
-
-@dataclass(frozen=True)
-class SharedRun:
-    """What a joiner needs to know about a run before following its events."""
-
-    run_id: str
-    resumable: bool
-
-
 class PgRuns:
     """Admission, turns, heartbeats and shared events for the runs of this process."""
 
@@ -201,6 +188,17 @@ class PgRuns:
         self._writers: set[asyncio.Task[None]] = set()
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._tasks: list[asyncio.Task[None]] = []
+
+    def bind(
+        self,
+        *,
+        cancel: Callable[[str], object],
+        lost: Callable[[list[LostRun]], Awaitable[object]],
+        orphaned: Callable[[dict[str, Any]], bool],
+    ) -> None:
+        """The manager's hooks (``orphaned`` is unused: here the heartbeat rule decides)."""
+        self.on_cancel = cancel
+        self.on_lost = lost
 
     async def setup(self) -> None:
         async with self.pool.connection() as conn, conn.transaction():
@@ -234,7 +232,7 @@ class PgRuns:
         check: Callable[[list[str]], list[str]],
     ) -> list[LostRun]:
         """Insert ``run_id`` unless ``check`` (given the thread's active runs, oldest first)
-        raises, or the thread has no record (404); atomic across processes. ``check`` returns the
+        raises, or the thread has no record (``ThreadNotFound``); atomic across processes. ``check`` returns the
         runs to cancel (``interrupt``). Returns the thread's runs found lost and ended here."""
         params = {"thread": thread_id, "stale": self.stale_after}
         try:
@@ -258,7 +256,7 @@ class PgRuns:
             if self.thread_records:
                 found = await (await conn.execute(_THREAD_RECORD, (thread_id,))).fetchone()
                 if found is None:
-                    raise ApiError(404, f"Thread {thread_id} not found")
+                    raise ThreadNotFound(thread_id)
             lost = await self._reap(conn, thread_id)
             cursor = await conn.execute(
                 "SELECT run_id FROM deerflow_gateway_runs WHERE thread_id = %(thread)s AND "
@@ -626,3 +624,16 @@ async def open_pg_runs(url: str, **options: Any) -> AsyncIterator[PgRuns]:
             yield runs
         finally:
             await runs.aclose()
+
+
+def pg_coordination(url: str) -> Callable[[Any], AbstractAsyncContextManager[Coordination]]:
+    """The coordination of gateways sharing the PostgreSQL database at ``url``: :class:`PgRuns`
+    and records searched in SQL (``pgthreads.PgRecords``, on the gateway's store there)."""
+    from deerflow.knowledge.server.pgthreads import PgRecords
+
+    @asynccontextmanager
+    async def opened(store: Any) -> AsyncIterator[Coordination]:
+        async with open_pg_runs(url) as runs:
+            yield Coordination(PgRecords(store, runs.pool), runs)
+
+    return opened

@@ -17,8 +17,12 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import orjson
+from langgraph.store.base import BaseStore
 
-__all__ = ["THREADS_PREFIX", "PgThreadSearch"]
+from deerflow.knowledge.server.records import Records
+from deerflow.knowledge.server.wire import iso_now
+
+__all__ = ["THREADS_PREFIX", "PgRecords"]
 
 #: The store prefix of the thread records (``Records``' namespace, joined as the store joins it).
 THREADS_PREFIX: Final = "deerflow_gateway.threads"
@@ -27,10 +31,12 @@ _SORTABLE: Final = frozenset(
 )
 
 
-class PgThreadSearch:
-    """Thread records filtered, sorted and paged by PostgreSQL."""
+class PgRecords(Records):
+    """Thread and run records in LangGraph's PostgreSQL store (``store``), with thread search and
+    a run's change to its thread's record done in SQL on ``pool``."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, store: BaseStore, pool: Any) -> None:
+        super().__init__(store)
         self.pool = pool
 
     async def search(
@@ -62,11 +68,12 @@ class PgThreadSearch:
             rows = await (await conn.execute(query, params)).fetchall()
         return [dict(row[0]) for row in rows]
 
-    async def touch(
-        self, thread_id: str, changes: dict[str, Any], *, only_if: str | None = None
+    async def touch_thread(
+        self, thread_id: str, *, only_if: str | None = None, **changes: Any
     ) -> dict[str, Any] | None:
-        """Merge ``changes`` into the thread's record (when its status is ``only_if``, if given);
-        the record after, or None when there is none."""
+        """Merge ``changes`` (and ``updated_at``) into the thread's record, when its status is
+        ``only_if`` (if given); the record after, or None when there is none."""
+        changes["updated_at"] = iso_now()
         query = (
             "UPDATE store SET value = value || %(changes)s::jsonb, updated_at = now() "
             "WHERE prefix = %(prefix)s AND key = %(key)s"

@@ -3,8 +3,9 @@
 LangGraph's checkpointer holds a thread's state; LangGraph Server also keeps a record per thread
 (metadata, status, timestamps) and per run. They live in a LangGraph ``BaseStore`` on the same
 database as the checkpoints (SQLite or PostgreSQL), so every gateway process on one database sees
-the same threads and runs. On PostgreSQL, ``search`` (:mod:`.pgthreads`) filters, sorts and pages the
-thread records in SQL, and a run's status change is one ``UPDATE`` of its thread's record.
+the same threads and runs. ``Records`` filters, sorts and pages thread records here; on PostgreSQL
+the wiring uses ``pgthreads.PgRecords``, which does it in SQL and makes a run's status change one
+``UPDATE`` of its thread's record.
 
 A run's writes to its thread's record change the keys they name and never create a record: a
 run ending after its thread was deleted cannot bring the thread back. A listing is one read of
@@ -14,12 +15,12 @@ the store, so a record changed while it is read is neither skipped nor listed tw
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from langgraph.store.base import BaseStore
 
-from deerflow.knowledge.server.pgthreads import PgThreadSearch
+from deerflow.knowledge.server.threadmeta import thread_with_state_time
 from deerflow.knowledge.server.wire import iso_now
 
 __all__ = ["ACTIVE_RUN_STATUSES", "TERMINAL_RUN_STATUSES", "Records"]
@@ -38,12 +39,10 @@ def _runs_ns(thread_id: str) -> tuple[str, ...]:
 
 
 class Records:
-    """Thread and run records in ``store``."""
+    """Thread and run records in ``store``, searched in this process."""
 
-    def __init__(self, store: BaseStore, *, search: PgThreadSearch | None = None) -> None:
+    def __init__(self, store: BaseStore) -> None:
         self.store = store
-        #: Thread search in the database (PostgreSQL); None: filtered here.
-        self.search = search
         # Read-modify-writes of thread records in this process: a delete never lands between a
         # run's read of its thread and its write (which would write the thread back).
         self._lock = asyncio.Lock()
@@ -76,8 +75,6 @@ class Records:
         """Set ``changes`` (and ``updated_at``) on an existing thread record, when its status is
         ``only_if`` (if given); None when there is no such record. Never creates one."""
         changes["updated_at"] = iso_now()
-        if self.search is not None:
-            return await self.search.touch(thread_id, changes, only_if=only_if)
         async with self._lock:
             record = await self.thread(thread_id)
             if record is None or (only_if is not None and record.get("status") != only_if):
@@ -94,6 +91,37 @@ class Records:
 
     async def threads(self) -> list[dict[str, Any]]:
         return await self._all(_THREADS)
+
+    async def search(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        status: str | None = None,
+        ids: Sequence[str] | None = None,
+        sort_by: str | None = None,
+        sort_order: str | None = None,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        """The page of thread records matching every filter given, sorted by ``sort_by``
+        (``updated_at`` by default; ties by thread id), newest first unless ``sort_order`` is
+        ``asc``."""
+        found = [r for r in await self.threads() if _matches(r, metadata, status, ids)]
+        key = sort_by or "updated_at"
+        found.sort(
+            key=lambda r: (str(thread_with_state_time(r).get(key, "")), r["thread_id"]),
+            reverse=(sort_order or "desc") == "desc",
+        )
+        return found[offset : offset + limit]
+
+    async def count(
+        self,
+        *,
+        metadata: dict[str, Any] | None = None,
+        status: str | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> int:
+        return sum(1 for r in await self.threads() if _matches(r, metadata, status, ids))
 
     async def run(self, thread_id: str, run_id: str) -> dict[str, Any] | None:
         item = await self.store.aget(_runs_ns(thread_id), run_id)
@@ -139,6 +167,20 @@ class Records:
     ) -> list[dict[str, Any]]:
         page = await self.store.asearch(namespace, filter=where, limit=_EVERY)
         return _exact(page, namespace)
+
+
+def _matches(
+    record: dict[str, Any],
+    metadata: dict[str, Any] | None,
+    status: str | None,
+    ids: Sequence[str] | None,
+) -> bool:
+    if ids is not None and record["thread_id"] not in ids:
+        return False
+    if status is not None and record["status"] != status:
+        return False
+    found = record.get("metadata", {})
+    return all(found.get(k) == v for k, v in (metadata or {}).items())
 
 
 def _exact(items: Iterable[Any], namespace: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -413,11 +413,11 @@ async def cancel_run(
         raise ApiError(409, f"Run {run_id} has already ended ({record['status']})")
     stream = gw.runs.stream(run_id)
     if stream is None:
-        shared = gw.runs.shared
-        if shared is None or not await shared.cancel(run_id):
+        coordinator = gw.runs.coordinator
+        if not await coordinator.cancel(run_id):
             raise ApiError(409, f"Run {run_id} runs in another gateway process; cancel it there")
         if wait:
-            async for _ in shared.follow(run_id, modes=()):
+            async for _ in coordinator.follow(run_id, modes=()):
                 pass
         return Response(status_code=204 if wait else 202)
     gw.runs.cancel(run_id)
@@ -434,8 +434,10 @@ async def join_run(thread_id: ThreadId, run_id: str, gw: Gateway = Depends(gatew
     if stream is not None:
         await stream.done.wait()
         values = await _final_values(gw, stream, thread_id)
-    elif gw.runs.shared is not None and await gw.runs.shared.run(run_id) is not None:
-        errors = [e async for e in gw.runs.shared.follow(run_id, modes=()) if e.name == "error"]
+    elif await gw.runs.coordinator.run(run_id) is not None:
+        errors = [
+            e async for e in gw.runs.coordinator.follow(run_id, modes=()) if e.name == "error"
+        ]
         if errors:
             values = b'{"__error__":' + errors[-1].data + b"}"
         else:
@@ -489,10 +491,10 @@ async def join_stream(
             cancel_on_disconnect=cancel_on_disconnect,
             headers=headers,
         )
-    shared = gw.runs.shared
-    found = await shared.run(run_id) if shared is not None else None
-    if shared is not None and found is not None:
-        frames = shared.frames(found, after=after, modes=modes, cancel=cancel_on_disconnect)
+    coordinator = gw.runs.coordinator
+    found = await coordinator.run(run_id)
+    if found is not None:
+        frames = coordinator.frames(found, after=after, modes=modes, cancel=cancel_on_disconnect)
         return StreamingResponse(
             frames, media_type="text/event-stream", headers={**_SSE_HEADERS, **headers}
         )

@@ -154,15 +154,6 @@ async def delete_thread(thread_id: ThreadId, gw: Gateway = Depends(gateway)) -> 
     return Response(status_code=204)
 
 
-def _matches(record: dict[str, Any], body: ThreadSearch) -> bool:
-    if body.ids is not None and record["thread_id"] not in body.ids:
-        return False
-    if body.status is not None and record["status"] != body.status:
-        return False
-    metadata = record.get("metadata", {})
-    return all(metadata.get(k) == v for k, v in (body.metadata or {}).items())
-
-
 def _refuse_unsupported(body: ThreadSearch) -> None:
     if body.values is not None:
         raise ApiError(422, "searching threads by values is not supported by this gateway")
@@ -173,23 +164,15 @@ def _refuse_unsupported(body: ThreadSearch) -> None:
 async def _search(gw: Gateway, body: ThreadSearch) -> list[dict[str, Any]]:
     """The page of matching thread records ``body`` asks for."""
     _refuse_unsupported(body)
-    if gw.records.search is not None:
-        return await gw.records.search.search(
-            metadata=body.metadata,
-            status=body.status,
-            ids=body.ids,
-            sort_by=body.sort_by,
-            sort_order=body.sort_order,
-            limit=body.limit,
-            offset=body.offset,
-        )
-    found = [r for r in await gw.records.threads() if _matches(r, body)]
-    key = body.sort_by or "updated_at"
-    found.sort(
-        key=lambda r: (str(thread_with_state_time(r).get(key, "")), r["thread_id"]),
-        reverse=(body.sort_order or "desc") == "desc",
+    return await gw.records.search(
+        metadata=body.metadata,
+        status=body.status,
+        ids=body.ids,
+        sort_by=body.sort_by,
+        sort_order=body.sort_order,
+        limit=body.limit,
+        offset=body.offset,
     )
-    return found[body.offset : body.offset + body.limit]
 
 
 @router.post("/threads/search")
@@ -210,11 +193,7 @@ async def search_threads(request: Request, gw: Gateway = Depends(gateway)) -> Re
 async def count_threads(request: Request, gw: Gateway = Depends(gateway)) -> int:
     body = validate(ThreadSearch, await read_json(request))
     _refuse_unsupported(body)
-    if gw.records.search is not None:
-        return await gw.records.search.count(
-            metadata=body.metadata, status=body.status, ids=body.ids
-        )
-    return sum(1 for r in await gw.records.threads() if _matches(r, body))
+    return await gw.records.count(metadata=body.metadata, status=body.status, ids=body.ids)
 
 
 async def _state(gw: Gateway, thread_id: str, checkpoint: dict[str, Any] | None) -> Response:
@@ -255,8 +234,7 @@ async def update_state(
     body = validate(StateUpdate, await read_json(request))
     await gw.thread(thread_id)
     gw.check_node(body.as_node)
-    shared = gw.runs.shared
-    if gw.runs.busy(thread_id) or (shared is not None and await shared.active(thread_id)):
+    if gw.runs.busy(thread_id) or await gw.runs.coordinator.active(thread_id):
         raise ApiError(409, f"Thread {thread_id} is busy with a run; write its state afterwards")
     checkpoint = body.checkpoint or (
         {"checkpoint_id": body.checkpoint_id} if body.checkpoint_id else None
