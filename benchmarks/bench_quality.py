@@ -8,7 +8,9 @@ The four answer measures (see :func:`benchmarks.eval.quality`), each against its
 * unanswerable declined: unanswerable and near-miss questions get the no-answer reply;
 * off-question quotes per answer: quotes that contain no answer span, per answerable question.
 
-Retrieval figures (recall@1, recall@3, the answering document among the tool's evidence) are
+Retrieval figures (recall@1, recall@3, the answering document among the tool's evidence) and the
+share of questions whose answer is in a sentence the responder could quote (the ceiling of the
+first measure: below it the responder ranks, above it retrieval or sentence splitting fails) are
 printed for context. The figures are printed for the ``tune`` split (with its misses), the
 ``held_out`` split (figures only: its questions are never read while the responder is tuned), the
 whole natural-language set, and the literal set. Each figure is last on its line.
@@ -32,6 +34,7 @@ TARGETS: dict[str, tuple[str, float] | None] = {
     "recall@1": None,
     "recall@3": None,
     "answer in evidence": None,
+    "answer quotable": None,
     "first quote answers": ("≥", 0.85),
     "cites the right document": ("≥", 0.95),
     "unanswerable declined": ("≥", 0.95),

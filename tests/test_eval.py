@@ -9,7 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from benchmarks.eval import LITERAL_PATH, answer, load_questions, reply
+from benchmarks.eval import (
+    LITERAL_PATH,
+    Question,
+    Questions,
+    Source,
+    answer,
+    load_questions,
+    quality,
+    reply,
+)
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 from deerflow.knowledge.server.responder import NO_ANSWER
@@ -101,3 +110,27 @@ def test_the_chat_pages_suggested_questions_are_answered_from_the_right_document
     local, _ = sample
     got = asyncio.run(answer(local, question))
     assert got.quotes and {cited for _, cited, _ in got.quotes} == {title}
+
+
+def test_answer_quotable_counts_a_span_only_when_a_quotable_sentence_holds_it(
+    sample: tuple[LocalProvider, Path],
+) -> None:
+    local, _ = sample
+    question = "How are results ranked by the local provider?"
+    candidates = asyncio.run(answer(local, question)).candidates
+    assert candidates
+    sentence = candidates[-1]
+    title = local.search_sync(question).hits[0].title
+
+    def asked(span: str) -> Questions:
+        return Questions((Question(question, "tune", (Source(title, None, (span,)),)),), ())
+
+    held = asyncio.run(quality(local, asked(" ".join(sentence.split()[1:]))))
+    assert held.figures()["answer quotable"] == 1.0
+    # Words of two sentences are never inside one quotable sentence.
+    across = (
+        f"{candidates[0].split()[-1]} {candidates[1].split()[0]}" if len(candidates) > 1 else ""
+    )
+    for span in ("no such phrase in any document", across):
+        if span and not any(span in c for c in candidates):
+            assert asyncio.run(quality(local, asked(span))).figures()["answer quotable"] == 0.0

@@ -322,3 +322,57 @@ def test_a_further_quote_comes_from_the_document_that_answered_first() -> None:
     assert _quotes(_answer(question, key, elsewhere)) == [
         "Set `LIGHTRAG_API_KEY` when the server was started with an API key."
     ]
+
+
+_WORDS = ("deer", "eat", "acorns", "winter", "the", "key", "server", "is", "not", "It", "How")
+_SENTENCE = st.lists(st.sampled_from(_WORDS), min_size=2, max_size=9).map(
+    lambda words: " ".join(words).capitalize() + "."
+)
+_EXCERPT = st.lists(
+    st.one_of(_SENTENCE, st.sampled_from(["\n", "\n\n", "## Deer\n\n", "```\n", "- ", "| a |\n"])),
+    min_size=1,
+    max_size=12,
+).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    excerpts=st.lists(_EXCERPT, min_size=1, max_size=5),
+    titles=st.lists(
+        st.text(alphabet=st.sampled_from(list("ab [](){}<>*_`\\|#.")), min_size=1, max_size=12),
+        min_size=5,
+        max_size=5,
+    ),
+    forged=st.integers(min_value=-1, max_value=4),
+    question=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6).map(" ".join),
+)
+def test_quotes_are_verified_text_cited_by_the_exact_link_of_their_source(
+    excerpts: list[str], titles: list[str], forged: int, question: str
+) -> None:
+    try:
+        sources = [
+            KnowledgeSource.create(provider="local", title=title, excerpt=excerpt)
+            for excerpt, title in zip(excerpts, titles, strict=False)
+        ]
+    except ValueError:
+        assume(False)  # not a valid record: the tool never emits it
+    envelope = build_envelope(sources)
+    records = envelope["knowledge_sources"]
+    if 0 <= forged < len(records):
+        records[forged]["title"] = "Official.md"  # no longer matches its id: not verified
+    tool = ToolMessage(
+        content="\n".join(f"{citation_link(s)}\n{s.excerpt}" for s in sources),
+        tool_call_id="c1",
+        name="knowledge_search",
+        artifact=envelope,
+    )
+    answer = str(ExtractiveResponder().invoke([HumanMessage(question), tool]).content)
+    verified = [s for i, s in enumerate(sources) if i != forged]
+    lines = answer.splitlines()
+    assert answer == NO_ANSWER or lines[:2] == ["From the knowledge base:", ""]
+    for line in lines[2:]:
+        quote = line[3 : line.index("”")]
+        assert any(
+            line == f"- “{quote}” {citation_link(s)}" and quote in " ".join(s.excerpt.split())
+            for s in verified
+        ), line

@@ -22,6 +22,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from deerflow.knowledge.citations import find_citations
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.envelope import read_envelope
+from deerflow.knowledge.server._quotes import sentences
 from deerflow.knowledge.server.responder import NO_ANSWER, ExtractiveResponder
 from deerflow.knowledge.tools import run_knowledge_search
 
@@ -123,6 +124,8 @@ class Answer:
     evidence: tuple[tuple[str, int | None], ...]
     """``(title, page)`` of every verified source the tool returned, in rank order."""
     quotes: tuple[tuple[str, str | None, int | None], ...]
+    candidates: tuple[str, ...] = ()
+    """Every sentence of the verified evidence the responder could quote, in rank order."""
 
 
 async def answer(provider: RetrievalProvider, question: str) -> Answer:
@@ -148,7 +151,13 @@ async def answer(provider: RetrievalProvider, question: str) -> Answer:
             )
         )
     evidence = tuple((s.title, s.page) for s in sources.values())
-    return Answer(text, evidence, tuple(quotes))
+    candidates = tuple(
+        candidate.text
+        for source in sources.values()
+        for candidate in sentences(source.excerpt)
+        if candidate.text in _normal(source.excerpt)
+    )
+    return Answer(text, evidence, tuple(quotes), candidates)
 
 
 async def reply(provider: RetrievalProvider, question: str) -> str:
@@ -168,6 +177,7 @@ class Quality:
     top1: int = 0
     top3: int = 0
     in_evidence: int = 0
+    quotable: int = 0
     first_quote: int = 0
     right_document: int = 0
     declined: int = 0
@@ -180,6 +190,7 @@ class Quality:
             "recall@1": self.top1 / answerable,
             "recall@3": self.top3 / answerable,
             "answer in evidence": self.in_evidence / answerable,
+            "answer quotable": self.quotable / answerable,
             "first quote answers": self.first_quote / answerable,
             "cites the right document": self.right_document / answerable,
             "unanswerable declined": self.declined / max(self.unanswerable, 1),
@@ -190,6 +201,8 @@ class Quality:
 async def quality(provider: Any, questions: Questions) -> Quality:
     """Search and answer every question of the set with ``provider`` (a LocalProvider).
 
+    * answer quotable (for context): a sentence the responder could quote from the verified
+      evidence contains an answer span — the ceiling of the first measure;
     * first quote answers: the reply's first quoted sentence contains an answer span;
     * cites the right document: a quote cites an answering document (and PDF page);
     * unanswerable declined: the reply to an unanswerable question is the no-answer reply;
@@ -206,6 +219,7 @@ async def quality(provider: Any, questions: Questions) -> Quality:
         report.top3 += rank is not None and rank <= 3
         got = await answer(provider, item.question)
         report.in_evidence += any(e in where for e in got.evidence)
+        report.quotable += any(_addresses(c, item.spans) for c in got.candidates)
         first = bool(got.quotes) and _addresses(got.quotes[0][0], item.spans)
         report.first_quote += first
         report.right_document += any((title, page) in where for _, title, page in got.quotes)

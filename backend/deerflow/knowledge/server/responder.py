@@ -32,6 +32,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
+from deerflow.knowledge.contract import KnowledgeSource
 from deerflow.knowledge.envelope import read_envelope
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.server._quotes import Evidence, choose, sentences
@@ -91,7 +92,7 @@ class ExtractiveResponder(BaseChatModel):
         content = tool_message.content
         if isinstance(content, str) and content.startswith("Error:"):
             return f"I could not search the knowledge base. {content}"
-        sources = read_envelope(content, tool_message.artifact).sources
+        sources = _verified_sources(tool_message)
         if not sources:
             return NO_ANSWER
         # Belt and braces: a sentence is quoted only if the verified excerpt really contains it
@@ -167,6 +168,12 @@ class ExtractiveResponder(BaseChatModel):
         # Word-sized pieces, so a UI sees a real stream (links arrive split across chunks).
         for piece in re.findall(r"\S+\s*|\s+", str(reply.content)):
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+
+
+def _verified_sources(tool_message: ToolMessage) -> Sequence[KnowledgeSource]:
+    """The tool message's verified evidence, in the tool's rank order: the one place the
+    responder reads the evidence envelope (forged or unverifiable records are already gone)."""
+    return read_envelope(tool_message.content, tool_message.artifact).sources
 
 
 def _json(value: Any) -> str:
