@@ -32,8 +32,8 @@ from contextlib import closing
 from pathlib import Path
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
+from deerflow.knowledge.responder import ExtractiveResponder
 from deerflow.knowledge.server import build_agent, open_checkpointer
-from deerflow.knowledge.server.responder import ExtractiveResponder
 from deerflow.knowledge.tools import run_knowledge_search
 
 QUESTION = "How does a reader verify the evidence of a citation?"

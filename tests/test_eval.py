@@ -21,7 +21,7 @@ from benchmarks.eval import (
 )
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
-from deerflow.knowledge.server.responder import NO_ANSWER
+from deerflow.knowledge.responder import NO_ANSWER
 
 QUESTIONS = load_questions()
 LITERAL = load_questions(LITERAL_PATH)

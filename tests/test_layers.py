@@ -71,7 +71,7 @@ LAYERS: tuple[Layer, ...] = (
         ),
         pure=True,
     ),
-    Layer(2, "agents", ("", "forwarding", "middleware", "tools"), pure=False),
+    Layer(2, "agents", ("", "forwarding", "middleware", "responder.", "tools"), pure=False),
     Layer(3, "settings", ("settings",), pure=False),
     Layer(4, "providers", ("providers.",), pure=False),
     Layer(5, "gateway", ("server.",), pure=False),
@@ -325,7 +325,7 @@ def test_a_clean_synthetic_package_passes() -> None:
             "a pure module imports urllib.request",
         ),
         # a new module must be placed in the table
-        ("responder", "", "deerflow.knowledge.responder: in no layer"),
+        ("reranker", "", "deerflow.knowledge.reranker: in no layer"),
         # nothing inside imports the face
         ("envelope", "import deerflow.knowledge\n", "imports the package's face"),
     ],

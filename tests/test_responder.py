@@ -8,8 +8,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations
 from deerflow.knowledge.formatting import citation_link
-from deerflow.knowledge.server._quotes import sentences as _sentences
-from deerflow.knowledge.server.responder import NO_ANSWER, ExtractiveResponder
+from deerflow.knowledge.responder import NO_ANSWER, ExtractiveResponder
+from deerflow.knowledge.responder._quotes import sentences as _sentences
 
 GOOD = KnowledgeSource.create(
     provider="local",

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 
 from deerflow.knowledge import find_citations, read_envelope
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
+from deerflow.knowledge.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.server import build_config, create_app
-from deerflow.knowledge.server.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.tools import MAX_QUERY_CHARS
 
 QUESTION = "How does a reader verify the evidence of a citation?"

@@ -1,7 +1,7 @@
 """The ``server`` package's face: short and lazy, so importing one of its modules stays cheap.
 
-The README uses ``deerflow.knowledge.server.responder`` outside the gateway; importing it (or the
-package, its errors or its defaults) must not load the web stack or LangGraph (counted in a fresh
+Importing the package, its errors or its defaults (or ``deerflow.knowledge.responder``, which
+the README uses outside the gateway and the gateway wires in) must not load the web stack or LangGraph (counted in a fresh
 interpreter: which modules are loaded, not how long it takes). Each public name still resolves,
 loading its own module on first use.
 """
@@ -26,7 +26,7 @@ def _stack(modules: set[str]) -> list[str]:
     "module",
     [
         "deerflow.knowledge.server",
-        "deerflow.knowledge.server.responder",
+        "deerflow.knowledge.responder",
         "deerflow.knowledge.server.errors",
         "deerflow.knowledge.server._defaults",
     ],

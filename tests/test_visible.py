@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations, read_envelope
 from deerflow.knowledge.cli import app
 from deerflow.knowledge.formatting import citation_link, escape_label
-from deerflow.knowledge.server.responder import ExtractiveResponder
+from deerflow.knowledge.responder import ExtractiveResponder
 from deerflow.knowledge.text import visible_text
 
 SPOOF = "invoice_\u202efdp.exe.md"  # displays as "invoice_dm.exe.pdf"

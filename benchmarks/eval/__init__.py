@@ -22,8 +22,8 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from deerflow.knowledge.citations import find_citations
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.envelope import read_envelope
-from deerflow.knowledge.server._quotes import sentences
-from deerflow.knowledge.server.responder import NO_ANSWER, ExtractiveResponder
+from deerflow.knowledge.responder import NO_ANSWER, ExtractiveResponder
+from deerflow.knowledge.responder._quotes import sentences
 from deerflow.knowledge.tools import run_knowledge_search
 
 __all__ = [

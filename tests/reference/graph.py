@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 
 from deerflow.knowledge.providers.lightrag import LightRAGProvider
+from deerflow.knowledge.responder import ExtractiveResponder
 from deerflow.knowledge.server import build_agent
-from deerflow.knowledge.server.responder import ExtractiveResponder
 
 graph = build_agent(
     LightRAGProvider(os.environ["DEERFLOW_REFERENCE_LIGHTRAG_URL"]), ExtractiveResponder(), None

@@ -4,7 +4,7 @@ The offline responder quotes; this module chooses what. Each excerpt is read as 
 (hard-wrapped lines joined, headings, fences and table rows set aside, fragments at a cut edge
 dropped); a sentence that opens with a pronoun ("It needs no server…") is only ever quoted
 together with the sentence before it, which says what "it" is. Every candidate is scored by the
-share of the question's concepts (:mod:`deerflow.knowledge.server._terms`) it states, each
+share of the question's concepts (:mod:`deerflow.knowledge.responder._terms`) it states, each
 weighted by how rare it is in the evidence, with its section heading and document title as
 context worth less than the sentence itself. The first sentence under a heading (a Markdown one,
 a FAQ's question, a paragraph's run-in "Updates." heading) is where a section answers its heading,
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from deerflow.knowledge.server._terms import Term, concepts, question_terms
+from deerflow.knowledge.responder._terms import Term, concepts, question_terms
 
 __all__ = [
     "CLAUSE_ANSWERED",
