@@ -18,8 +18,6 @@ from deerflow.knowledge import (
     read_envelope,
 )
 from deerflow.knowledge.budget import (
-    NATIVE_OMISSION_NOTICE,
-    budget_native,
     omission_marker,
     preview_text,
     prune_evidence,
@@ -28,7 +26,9 @@ from deerflow.knowledge.budget import (
 from deerflow.knowledge.citations import relabel_citations
 from deerflow.knowledge.formatting import OutputBudget, citation_link, format_result
 from deerflow.knowledge.native import (
+    NATIVE_OMISSION_NOTICE,
     NativeSource,
+    budget_native,
     build_native_snapshot,
     native_entry,
     read_native,

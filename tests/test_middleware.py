@@ -15,10 +15,14 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deerflow.knowledge import RetrievalHit, RetrievalResult, find_citations, read_envelope
-from deerflow.knowledge.budget import NATIVE_OMISSION_NOTICE
 from deerflow.knowledge.formatting import OutputBudget, format_result
 from deerflow.knowledge.middleware import BUDGET_METADATA_KEY, ToolOutputBudgetMiddleware
-from deerflow.knowledge.native import NativeSource, build_native_snapshot, native_entry
+from deerflow.knowledge.native import (
+    NATIVE_OMISSION_NOTICE,
+    NativeSource,
+    build_native_snapshot,
+    native_entry,
+)
 from deerflow.knowledge.tools import make_knowledge_tool
 from tests.native_budget_runner import as_model_sees_it
 from tests.test_langgraph_transport import (

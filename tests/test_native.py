@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deerflow.knowledge.budget import budget_native
 from deerflow.knowledge.native import (
     MAX_NATIVE_SOURCES,
     NATIVE_TOOL_NAMES,
     NativeRejection,
     NativeSource,
+    budget_native,
     build_native_snapshot,
     native_entry,
     native_handle,

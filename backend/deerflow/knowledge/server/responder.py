@@ -32,7 +32,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
-from deerflow.knowledge.envelope import read_envelope
+from deerflow.knowledge.evidence import read_evidence
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.server._quotes import Evidence, choose, sentences
 
@@ -91,7 +91,7 @@ class ExtractiveResponder(BaseChatModel):
         content = tool_message.content
         if isinstance(content, str) and content.startswith("Error:"):
             return f"I could not search the knowledge base. {content}"
-        sources = read_envelope(content, tool_message.artifact).sources
+        sources = read_evidence(content, tool_message.artifact, tool_name=tool_message.name).shared
         if not sources:
             return NO_ANSWER
         # Belt and braces: a sentence is quoted only if the verified excerpt really contains it
