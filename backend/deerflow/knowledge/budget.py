@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from deerflow.knowledge.citations import find_citations, relabel_citations
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, RETRIEVAL_SOURCES_KEY, VERSION_KEY
-from deerflow.knowledge.evidence import read_evidence
+from deerflow.knowledge.evidence import EvidenceFormat, read_evidence
 from deerflow.knowledge.handles import HANDLE_TOKEN_PATTERN as _HANDLE_TOKEN_RE
 from deerflow.knowledge.messages import map_text_parts
 
@@ -39,6 +39,9 @@ __all__ = [
 DEFAULT_HEAD_SHARE: Final = 0.75
 #: Below this many characters of kept text, an omission marker is not worth its own length.
 MIN_CUT_CHARS: Final = 16
+
+# A native snapshot is never pruned (it is budgeted whole), so only the shared reader runs.
+_SHARED: Final[tuple[EvidenceFormat]] = ("shared",)
 
 
 def omission_marker(omitted: int) -> str:
@@ -73,7 +76,7 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
     }
     if not shared:
         return content, artifact
-    result = read_evidence(content, artifact)
+    result = read_evidence(content, artifact, formats=_SHARED)
     if result.shared_error is not None:
         return content, artifact
 
@@ -82,7 +85,7 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
     dropped: set[str] = set()
     while True:
         kept_ids = {source.id for source in result.shared}
-        rejected = [r for r in result.rejected if r.format == "shared"]
+        rejected = result.rejected
         dropped.update(r.record_id or "" for r in rejected)
         if rejected:
             changed = True
@@ -98,7 +101,7 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
             break
         content = relabeled
         changed = True
-        result = read_evidence(content, _with_shared(artifact, shared))
+        result = read_evidence(content, _with_shared(artifact, shared), formats=_SHARED)
 
     if not changed:
         return content, artifact

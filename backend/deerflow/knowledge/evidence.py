@@ -11,26 +11,29 @@ readers say. Pure; never raises.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal, get_args
 
 from deerflow.knowledge.contract import KnowledgeSource
 from deerflow.knowledge.envelope import (
     KNOWLEDGE_SOURCES_KEY,
     RETRIEVAL_SOURCES_KEY,
     EnvelopeErrorCode,
+    ReadResult,
     read_envelope,
     record_id,
 )
 from deerflow.knowledge.native import (
     NativeErrorCode,
+    NativeReadResult,
     NativeSource,
     native_snapshot_of,
     read_native,
 )
 
 __all__ = [
+    "EVIDENCE_FORMATS",
     "EvidenceFormat",
     "EvidenceRejection",
     "EvidenceSource",
@@ -40,6 +43,7 @@ __all__ = [
 
 #: Which reader a record belongs to: ``shared`` (the envelope) or ``native`` (the RAGFlow snapshot).
 EvidenceFormat = Literal["shared", "native"]
+EVIDENCE_FORMATS: Final[tuple[EvidenceFormat, ...]] = get_args(EvidenceFormat)
 #: A verified record of either format.
 EvidenceSource = KnowledgeSource | NativeSource
 
@@ -88,27 +92,40 @@ class MessageEvidence:
 
 
 def read_evidence(
-    content: object, artifact: object, *, tool_name: object = None
+    content: object,
+    artifact: object,
+    *,
+    tool_name: object = None,
+    formats: Collection[EvidenceFormat] = EVIDENCE_FORMATS,
 ) -> MessageEvidence:
     """The verified evidence of one tool message, in both formats. Never raises.
 
     ``tool_name`` is the message's ``name``: a native snapshot is evidence only on a tool DeerFlow
     allows (``knowledge_search``, ``task``); on any other (or ``None``) its records are refused
     whole as ``tool_not_allowed``. Shared records are read whatever the name: the artifact key is
-    the boundary.
+    the boundary. ``formats`` names the readers to run; a format left out reads as empty (a caller
+    that only handles shared records, such as :func:`~deerflow.knowledge.budget.prune_evidence`,
+    does not pay for verifying a native snapshot).
     """
     try:
-        return _read(content, artifact, tool_name)
+        return _read(content, artifact, tool_name, formats)
     except Exception:  # defence in depth: a reader must never raise
         return MessageEvidence(shared_error="internal_error", native_error="internal_error")
 
 
 # --------------------------------------------------------------------------- internals
 
+_NO_SHARED: Final = ReadResult()
+_NO_NATIVE: Final = NativeReadResult()
 
-def _read(content: object, artifact: object, tool_name: object) -> MessageEvidence:
-    shared = read_envelope(content, artifact)
-    native = read_native(content, artifact, tool_name=tool_name)
+
+def _read(
+    content: object, artifact: object, tool_name: object, formats: Collection[EvidenceFormat]
+) -> MessageEvidence:
+    shared = read_envelope(content, artifact) if "shared" in formats else _NO_SHARED
+    native = (
+        read_native(content, artifact, tool_name=tool_name) if "native" in formats else _NO_NATIVE
+    )
     if not isinstance(artifact, Mapping) or (
         not shared.rejected and not native.rejected and not shared.error and not native.error
     ):
@@ -129,7 +146,7 @@ def _read(content: object, artifact: object, tool_name: object) -> MessageEviden
                 "shared", rejection.key, rejection.index, record_id(record), rejection.reason
             )
         )
-    snapshot = native_snapshot_of(artifact)
+    snapshot = native_snapshot_of(artifact) if native.rejected or native.error else None
     native_records: Any = snapshot.get("sources") if snapshot is not None else None
     if isinstance(native_records, list):
         if native.error is not None:

@@ -91,7 +91,7 @@ class ExtractiveResponder(BaseChatModel):
         content = tool_message.content
         if isinstance(content, str) and content.startswith("Error:"):
             return f"I could not search the knowledge base. {content}"
-        sources = read_evidence(content, tool_message.artifact, tool_name=tool_message.name).shared
+        sources = read_evidence(content, tool_message.artifact, formats={"shared"}).shared
         if not sources:
             return NO_ANSWER
         # Belt and braces: a sentence is quoted only if the verified excerpt really contains it
