@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,11 @@ from deerflow.knowledge.evidence import (
 )
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.native import NativeSource, build_native_snapshot, native_entry
+from tests.steps import line_steps
 from tests.strategies import ExplodingMapping, json_values, knowledge_sources
 
 CALL = "0123456789abcdef0123456789abcdef"
+PACKAGE = str(Path(knowledge.__file__).parent)
 TOOL_NAMES = st.sampled_from(["knowledge_search", "task", "web_search", None, 3, ""])
 
 
@@ -252,23 +253,7 @@ def test_agrees_with_both_format_readers_on_arbitrary_json(
 
 def _steps(run: Callable[[], object]) -> int:
     """Python line events executed inside the package while ``run()`` reads."""
-    root = str(Path(knowledge.__file__).parent)
-    count = 0
-
-    def tracer(frame: Any, event: str, arg: Any) -> Any:
-        nonlocal count
-        if not frame.f_code.co_filename.startswith(root):
-            return None
-        if event == "line":
-            count += 1
-        return tracer
-
-    sys.settrace(tracer)
-    try:
-        run()
-    finally:
-        sys.settrace(None)
-    return count
+    return line_steps(run, in_file=lambda name: name.startswith(PACKAGE))
 
 
 def _hostile(chars: int, kind: str) -> tuple[str, Any, str]:
