@@ -18,8 +18,6 @@ from deerflow.knowledge import (
     read_envelope,
 )
 from deerflow.knowledge.budget import (
-    NATIVE_OMISSION_NOTICE,
-    budget_native,
     omission_marker,
     preview_text,
     prune_evidence,
@@ -29,7 +27,9 @@ from deerflow.knowledge.citations import relabel_citations
 from deerflow.knowledge.contract import OutputBudget
 from deerflow.knowledge.formatting import citation_link, format_result
 from deerflow.knowledge.native import (
+    NATIVE_OMISSION_NOTICE,
     NativeSource,
+    budget_native,
     build_native_snapshot,
     native_entry,
     read_native,

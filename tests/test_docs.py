@@ -105,7 +105,7 @@ def _value_in(home: str, name: str) -> object:
         found = re.search(rf"^export const {name} = ([\d_]+);", (ROOT / home).read_text(), re.M)
         return None if found is None else int(found.group(1).replace("_", ""))
     module = importlib.import_module(
-        "deerflow.knowledge." + home.removesuffix(".py").replace("/", ".")
+        "deerflow.knowledge." + home.removesuffix(".py").removesuffix("/").replace("/", ".")
     )
     return getattr(module, name, None)
 

@@ -41,7 +41,7 @@ def test_the_destination_table(
 def test_every_module_takes_the_handle_grammar_from_handles() -> None:
     assert envelope._HANDLE_RE is handles.SHARED_HANDLE_PATTERN
     assert envelope.SHARED_HANDLE_PREFIX is handles.SHARED_HANDLE_PREFIX
-    assert native._LINK_RE is handles.NATIVE_LINK_PATTERN
+    assert native._records._LINK_RE is handles.NATIVE_LINK_PATTERN
     assert native.NATIVE_ID_PATTERN is handles.NATIVE_ID_PATTERN
     assert native.NATIVE_HANDLE_PREFIX is handles.NATIVE_HANDLE_PREFIX
     assert budget._HANDLE_TOKEN_RE is handles.HANDLE_TOKEN_PATTERN

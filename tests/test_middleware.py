@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,15 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from deerflow.knowledge import RetrievalHit, RetrievalResult, find_citations, read_envelope
-from deerflow.knowledge.budget import NATIVE_OMISSION_NOTICE
 from deerflow.knowledge.contract import OutputBudget
 from deerflow.knowledge.formatting import format_result
 from deerflow.knowledge.middleware import BUDGET_METADATA_KEY, ToolOutputBudgetMiddleware
-from deerflow.knowledge.native import NativeSource, build_native_snapshot, native_entry
+from deerflow.knowledge.native import (
+    NATIVE_OMISSION_NOTICE,
+    NativeSource,
+    build_native_snapshot,
+    native_entry,
+)
 from deerflow.knowledge.tools import make_knowledge_tool
 from tests.native_budget_runner import as_model_sees_it
 from tests.test_langgraph_transport import (
@@ -378,3 +383,138 @@ def test_exempt_native_tool_is_untouched() -> None:
     original = _native_message()
     middleware = ToolOutputBudgetMiddleware(max_chars=100, exempt_tools=["knowledge_search"])
     assert middleware.budget_message(original) is original
+
+
+# --------------------------------------------------------------------------- the module walk
+
+#: Modules that each hold one rule and call no other module of the package (message forms, text
+#: helpers, the handle grammar, ids, record rules, fitting): a call into one is a look-up, counted
+#: as part of the module that made it. Every other module is a step of the walk.
+_LOOK_UPS = frozenset(
+    {"messages", "text", "rules", "handles", "_nesting", "ids", "contract", "fitting"}
+)
+_PACKAGE = "deerflow.knowledge."
+
+
+def _walk(run: Any) -> dict[str, Any]:
+    """The modules ``run()`` passes through, as a tree: each call into another module is a child
+    of the module that made it, repeated calls from one visit merged. A subpackage is one module
+    (``native._records`` is ``native``); calls into a look-up module stay with their caller."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[dict[str, Any], str | None]] = [(root, None)]
+
+    def profile(frame: Any, event: str, _: object) -> None:
+        if event not in ("call", "return"):
+            return
+        name = frame.f_globals.get("__name__", "")
+        if not name.startswith(_PACKAGE):
+            return
+        if event == "return":
+            stack.pop()
+            return
+        module: str | None = name.removeprefix(_PACKAGE).split(".")[0]
+        node, current = stack[-1]
+        if module in _LOOK_UPS or module == current:
+            stack.append((node, current))
+        else:
+            stack.append((node.setdefault(module, {}), module))
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return root
+
+
+def _entered_twice(tree: dict[str, Any]) -> list[str]:
+    seen: list[str] = []
+
+    def visit(node: dict[str, Any]) -> None:
+        for module, children in node.items():
+            seen.append(module)
+            visit(children)
+
+    visit(tree)
+    return sorted({module for module in seen if seen.count(module) > 1})
+
+
+def _dual_task_message() -> ToolMessage:
+    """A ``task`` forwarding both formats: the native snapshot and shared records (dual layout)."""
+    native = _native_message()
+    shared_content, shared_artifact = _formatted()
+    artifact = {
+        **native.artifact,
+        "knowledge_sources_version": 1,
+        "retrieval_sources": shared_artifact["knowledge_sources"],
+    }
+    content = "Report: " + "findings " * 500 + "\n\n" + native.content + "\n\n" + shared_content
+    return ToolMessage(content=content, artifact=artifact, name="task", tool_call_id="call-1")
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        (
+            "shared",
+            {
+                "middleware": {
+                    "native": {},
+                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
+                }
+            },
+        ),
+        (
+            "shared_externalized",
+            {
+                "middleware": {
+                    "native": {},
+                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
+                }
+            },
+        ),
+        ("native", {"middleware": {"native": {}, "budget": {}}}),
+        (
+            "dual_task",
+            {
+                "middleware": {
+                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
+                    "native": {},
+                }
+            },
+        ),
+    ],
+)
+def test_one_tool_message_enters_each_module_once(
+    kind: str, expected: dict[str, Any], tmp_path: Path
+) -> None:
+    """Following one tool message through ``budget_message`` enters each module once: the walk is
+    a tree (the middleware; the native budget; the link-safe cuts and the shared prune, which
+    reads through the one evidence reader) with no module visited from two places."""
+    message = {
+        "shared": _message,
+        "shared_externalized": _message,
+        "native": _native_message,
+        "dual_task": _dual_task_message,
+    }[kind]()
+    output_dir = tmp_path if kind == "shared_externalized" else None
+    middleware = ToolOutputBudgetMiddleware(max_chars=1_500, output_dir=output_dir)
+    assert middleware.needs_budget(message)
+    tree = _walk(lambda: middleware.budget_message(message))
+    assert tree == expected
+    assert _entered_twice(tree) == []
+
+
+def test_the_walk_counts_a_return_to_a_module_already_left() -> None:
+    # The measure above can fail: reading an envelope, then pruning (which reads it again) visits
+    # ``envelope`` from two places.
+    content, artifact = _formatted()
+    from deerflow.knowledge import budget, envelope
+
+    tree = _walk(
+        lambda: (
+            envelope.read_envelope(content, artifact),
+            budget.prune_evidence(content, artifact),
+        )
+    )
+    assert _entered_twice(tree) == ["envelope"]

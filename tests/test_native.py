@@ -14,13 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deerflow.knowledge.budget import budget_native
 from deerflow.knowledge.native import (
+    MAX_NATIVE_LOCATOR_CHARS,
     MAX_NATIVE_SOURCES,
     NATIVE_TOOL_NAMES,
     NativeRejection,
     NativeSource,
+    budget_native,
     build_native_snapshot,
+    has_native_locators,
     native_entry,
     native_handle,
     native_link,
@@ -163,3 +165,23 @@ def test_reader_and_native_budget_never_raise(
 def test_an_internal_fault_has_its_own_code() -> None:
     result = read_native("x", ExplodingMapping(knowledge_sources={}), tool_name="task")
     assert result.sources == () and result.error == "internal_error"
+
+
+@pytest.mark.parametrize(
+    ("locator", "complete"),
+    [
+        ("x" * MAX_NATIVE_LOCATOR_CHARS, True),
+        ("x" * (MAX_NATIVE_LOCATOR_CHARS + 1), False),
+        ("", False),
+        ("a\ud800", False),
+        (None, False),
+    ],
+)
+def test_a_chunk_has_native_locators_by_the_record_rule(locator: Any, complete: bool) -> None:
+    fields = {"dataset_id": "kb", "document_id": "doc", "chunk_id": "c1"}
+    for name in fields:
+        values = {**fields, name: locator}
+        assert has_native_locators(dataset_name="Engineering", **values) is complete
+        if complete:  # the writer's rule is the record's rule: such a record is valid
+            assert source(1, **values).dataset_id == values["dataset_id"]
+    assert not has_native_locators(dataset_name=None, **fields)

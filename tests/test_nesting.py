@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +13,7 @@ from deerflow.knowledge._nesting import (
     capped_starts,
     original_offset,
 )
+from tests.steps import line_steps
 
 
 def test_markers_at_the_limit_stay_and_one_past_it_is_escaped() -> None:
@@ -58,30 +57,15 @@ def test_every_original_character_maps_back_to_itself(lines: list[str]) -> None:
 
 def _lines_run(markdown: str) -> int:
     """Python line events executed inside ``_nesting`` while capping ``markdown``."""
-    import sys
-
     from deerflow.knowledge import _nesting
 
-    count = 0
-    source = _nesting.__file__
-
-    def tracer(frame: Any, event: str, arg: Any) -> Any:
-        nonlocal count
-        if frame.f_code.co_filename != source:
-            return None
-        if event == "line":
-            count += 1
-        return tracer
-
-    sys.settrace(tracer)
-    try:
+    def run() -> None:
         capped, edits = _nesting.cap_nesting(markdown)
         starts = _nesting.capped_starts(edits)
         for offset in range(0, len(capped), max(1, len(capped) // 64)):
             _nesting.original_offset(edits, starts, offset)
-    finally:
-        sys.settrace(None)
-    return count
+
+    return line_steps(run, in_file=_nesting.__file__.__eq__)
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,10 @@
 """deerflow.knowledge: retrieval evidence that every reader re-verifies.
 
 The public API is re-exported here; see README.md, contracts/README.md and docs/DESIGN.md. The
-pure core (rules, ids, contract, envelope, citations, budget, native snapshots, formatting, the
-trust boundary) is imported eagerly; the names built on LangChain (the tool, the task tool, the middleware) load on
-first use, so importing the package costs about as much as importing pydantic.
+pure core (rules, ids, contract, envelope, the evidence reader, citations, budget, native
+snapshots, formatting, the trust boundary) is imported eagerly; the names built on LangChain (the
+tool, the task tool, the middleware) load on first use, so importing the package costs about as
+much as importing pydantic.
 """
 
 import importlib
@@ -35,10 +36,11 @@ from deerflow.knowledge.envelope import (
     build_envelope,
     handle_for,
     read_envelope,
-    text_parts,
 )
+from deerflow.knowledge.evidence import EvidenceRejection, MessageEvidence, read_evidence
 from deerflow.knowledge.formatting import FormattedResult, citation_link, format_result
 from deerflow.knowledge.ids import source_id
+from deerflow.knowledge.messages import text_parts
 from deerflow.knowledge.native import (
     NATIVE_TOOL_NAMES,
     NativeReadResult,
@@ -103,9 +105,11 @@ __all__ = [
     "VERSION_KEY",
     "Citation",
     "CitationKind",
+    "EvidenceRejection",
     "FormattedResult",
     "KnowledgeCapabilities",
     "KnowledgeSource",
+    "MessageEvidence",
     "NativeReadResult",
     "NativeRejection",
     "NativeSource",
@@ -132,6 +136,7 @@ __all__ = [
     "native_handle",
     "prune_evidence",
     "read_envelope",
+    "read_evidence",
     "read_native",
     "relabel_orphans",
     "search_text",

@@ -14,15 +14,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
 
 from deerflow.knowledge.citations import find_citations
-from deerflow.knowledge.envelope import (
-    KNOWLEDGE_SOURCES_KEY,
-    RETRIEVAL_SOURCES_KEY,
-    read_envelope,
-    record_id,
-    text_parts,
-)
-from deerflow.knowledge.messages import message_view
-from deerflow.knowledge.native import read_native
+from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, record_id
+from deerflow.knowledge.evidence import read_evidence
+from deerflow.knowledge.messages import message_view, text_parts
 from deerflow.knowledge.saved_evidence import SavedReport
 
 __all__ = [
@@ -104,7 +98,7 @@ def audit_thread(messages: list[dict[str, Any]]) -> list[CitationAudit]:
     """Classify every citation of every assistant message against the *preceding* tool evidence.
 
     * ``verified``: a preceding tool message carries a record with this id that verifies
-      (read_envelope for shared ids, read_native for native ones).
+      (``read_evidence``: read_envelope for shared ids, read_native for native ones).
     * ``forged``: no verified record has the id, but a preceding tool artifact carries a record
       with this id that fails verification (id_mismatch, excerpt_missing, handle_missing, ...,
       or an envelope-level fault such as bad_version) — evidence that was altered or fabricated.
@@ -159,31 +153,14 @@ def _collect_evidence(
     verified: dict[str, str],
     failed: dict[str, str],
 ) -> None:
-    shared = read_envelope(content, artifact)
-    for source in shared.sources:
+    evidence = read_evidence(content, artifact, tool_name=name)
+    for source in evidence.shared:
         verified.setdefault(source.id, source.title)
-    if isinstance(artifact, Mapping):
-        rejected = {(r.key, r.index): r.reason for r in shared.rejected}
-        for key in (KNOWLEDGE_SOURCES_KEY, RETRIEVAL_SOURCES_KEY):
-            records = artifact.get(key)
-            if not isinstance(records, list):
-                continue
-            for position, record in enumerate(records):
-                rid = record_id(record)
-                reason = shared.error or rejected.get((key, position))
-                if rid is not None and reason is not None:
-                    failed.setdefault(rid, reason)
-    native = read_native(content, artifact, tool_name=name)
-    for native_source in native.sources:
+    for native_source in evidence.native:
         verified.setdefault(native_source.id, native_source.document_name)
-    snapshot = artifact.get(KNOWLEDGE_SOURCES_KEY) if isinstance(artifact, Mapping) else None
-    if isinstance(snapshot, Mapping) and isinstance(snapshot.get("sources"), list):
-        native_rejected = {r.index: r.reason for r in native.rejected}
-        for position, record in enumerate(snapshot["sources"]):
-            rid = record_id(record)
-            native_reason: str | None = native.error or native_rejected.get(position)
-            if rid is not None and native_reason is not None:
-                failed.setdefault(rid, native_reason)
+    for rejection in evidence.rejected:
+        if rejection.record_id is not None:
+            failed.setdefault(rejection.record_id, rejection.reason)
 
 
 def _audit(

@@ -55,8 +55,8 @@ from deerflow.knowledge.audit import (
     thread_messages,
 )
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalProvider, RetrievalResult
-from deerflow.knowledge.envelope import read_envelope, text_parts
-from deerflow.knowledge.native import read_native
+from deerflow.knowledge.evidence import read_evidence
+from deerflow.knowledge.messages import text_parts
 from deerflow.knowledge.providers import build_provider
 from deerflow.knowledge.providers.errors import (
     ProviderConfigError,
@@ -522,7 +522,7 @@ def search(
 ) -> None:
     """Run the real knowledge_search tool and show the hits with their verified evidence.
 
-    The tool's artifact is read back with read_envelope (the same reader every consumer uses), so
+    The tool's artifact is read back with read_evidence (the same reader every consumer uses), so
     each source shown here has been re-verified: its id recomputes and its handle and excerpt are
     in the content. When the tool reports an error the exit code says whose fault it is: 2 for
     the query or the settings (an empty query, no index yet), 3 for the provider.
@@ -539,7 +539,7 @@ def search(
     retrieval = _Recording(_provider(settings))
     try:
         with _quiet_library():
-            content, artifact = asyncio.run(_invoke(retrieval, query))
+            content, artifact, tool_name = asyncio.run(_invoke(retrieval, query))
     finally:
         _close(retrieval.inner)
     failed = content.startswith("Error:")
@@ -551,7 +551,7 @@ def search(
         return
     if failed:
         _fail(content.removeprefix("Error:").strip(), code)
-    _show_search(retrieval.name, content, artifact, raw=raw)
+    _show_search(retrieval.name, content, artifact, tool_name=tool_name, raw=raw)
 
 
 class _Recording:
@@ -581,7 +581,7 @@ class _Recording:
         return getattr(self.inner, name)
 
 
-async def _invoke(provider: RetrievalProvider, query: str) -> tuple[str, Any]:
+async def _invoke(provider: RetrievalProvider, query: str) -> tuple[str, Any, str | None]:
     from langchain_core.messages import ToolMessage
 
     from deerflow.knowledge.tools import make_knowledge_tool
@@ -592,25 +592,26 @@ async def _invoke(provider: RetrievalProvider, query: str) -> tuple[str, Any]:
     )
     assert isinstance(message, ToolMessage)
     content = message.content if isinstance(message.content, str) else str(message.content)
-    return content, message.artifact
+    return content, message.artifact, message.name
 
 
-def _show_search(provider: str, content: str, artifact: Any, *, raw: bool) -> None:
-    read = read_envelope(content, artifact)
-    native = read_native(content, artifact, tool_name="knowledge_search")
+def _show_search(
+    provider: str, content: str, artifact: Any, *, tool_name: str | None, raw: bool
+) -> None:
+    evidence = read_evidence(content, artifact, tool_name=tool_name)
     if raw:
         _out.print(_safe(content), soft_wrap=True)
         _out.print()
     unattributed = content.count("(unattributed: ")
-    if not read.sources and not native.sources:
+    if not evidence.sources:
         _out.print(_safe(content if not raw else "No citable sources."))
         return
-    count = len(read.sources) + len(native.sources)
+    count = len(evidence.sources)
     table = Table(title=_safe(f"{provider}: {count} source{'' if count == 1 else 's'}"))
     table.add_column("#", justify="right")
     table.add_column("Source")
     table.add_column("Evidence")
-    for number, source in enumerate(read.sources, start=1):
+    for number, source in enumerate(evidence.shared, start=1):
         locators = [f"page {source.page}"] if source.page is not None else []
         if source.dataset_name is not None:
             locators.append(f"dataset {source.dataset_name}")
@@ -619,8 +620,8 @@ def _show_search(provider: str, content: str, artifact: Any, *, raw: bool) -> No
         head = Text.assemble(_safe(source.title), ("\n" + ", ".join(locators), "cyan"))
         head.append(f"\n{source.id}", style="dim")
         table.add_row(str(number), head, _evidence(source.excerpt))
-    offset = len(read.sources)
-    for number, native_source in enumerate(native.sources, start=offset + 1):
+    offset = len(evidence.shared)
+    for number, native_source in enumerate(evidence.native, start=offset + 1):
         head = Text.assemble(
             _safe(f"{native_source.dataset_name} / {native_source.document_name}"),
             ("\n" + ", ".join(f"page {p}" for p in native_source.pages), "cyan"),
@@ -628,8 +629,8 @@ def _show_search(provider: str, content: str, artifact: Any, *, raw: bool) -> No
         head.append(f"\n{native_source.id} (native RAGFlow)", style="dim")
         table.add_row(str(number), head, _evidence(native_source.text))
     _out.print(table)
-    reasons = [str(r.reason) for r in read.rejected] + [str(r.reason) for r in native.rejected]
-    errors = [str(error) for error in (read.error, native.error) if error is not None]
+    reasons = [r.reason for r in evidence.rejected if not r.whole]
+    errors = list(evidence.errors)
     if reasons or errors:
         _err.print(
             _safe(

@@ -15,6 +15,7 @@ from deerflow.knowledge.contract import KnowledgeSource
 from deerflow.knowledge.handles import SHARED_HANDLE_PATTERN as _HANDLE_RE
 from deerflow.knowledge.handles import SHARED_HANDLE_PREFIX
 from deerflow.knowledge.ids import verified_record_id
+from deerflow.knowledge.messages import text_parts
 from deerflow.knowledge.rules import (
     ENVELOPE_VERSION,
     MAX_EXCERPT_CHARS,
@@ -37,7 +38,6 @@ __all__ = [
     "handle_for",
     "read_envelope",
     "record_id",
-    "text_parts",
     "unique_records",
 ]
 
@@ -127,23 +127,6 @@ def build_envelope(
         VERSION_KEY: ENVELOPE_VERSION,
         KNOWLEDGE_SOURCES_KEY: unique_records(sources, limit=limit),
     }
-
-
-def text_parts(content: object) -> list[str]:
-    """The text a handle or excerpt may be found in: a string, or the text parts of list content."""
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    parts: list[str] = []
-    for item in content:
-        if isinstance(item, str):
-            parts.append(item)
-        elif isinstance(item, Mapping) and item.get("type") == "text":
-            text = item.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-    return parts
 
 
 def _is_version_one(value: object) -> bool:

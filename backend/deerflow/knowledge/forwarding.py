@@ -34,20 +34,12 @@ from deerflow.knowledge.envelope import (
     RETRIEVAL_SOURCES_KEY,
     VERSION_KEY,
     build_envelope,
-    read_envelope,
-    text_parts,
 )
+from deerflow.knowledge.evidence import EvidenceSource, read_evidence
 from deerflow.knowledge.fitting import WholeEntries
 from deerflow.knowledge.formatting import citation_link
-from deerflow.knowledge.messages import message_fields, message_view
-from deerflow.knowledge.native import (
-    NATIVE_TOOL_NAMES,
-    NativeSource,
-    build_native_snapshot,
-    native_entry,
-    native_snapshot_of,
-    read_native,
-)
+from deerflow.knowledge.messages import message_fields, message_view, text_parts
+from deerflow.knowledge.native import NativeSource, build_native_snapshot, native_entry
 from deerflow.knowledge.rules import MAX_SOURCES
 
 __all__ = [
@@ -63,9 +55,6 @@ __all__ = [
     "forward_cited_sources",
     "make_task_tool",
 ]
-
-#: Evidence from a child: a shared record or a native RAGFlow record.
-EvidenceSource = KnowledgeSource | NativeSource
 
 TASK_TOOL_NAME: Final = "task"
 DEFAULT_APPENDIX_CHARS: Final = 16_000
@@ -84,9 +73,9 @@ _NO_REPORT: Final = "Error: the subagent finished without a report."
 class SourceAccumulator:
     """Validated evidence from a child run's ``values`` frames, first ``limit`` kept.
 
-    * Shared records come from any tool message (``read_envelope``: the key is the boundary, not
-      the name); native snapshots only from tool messages named ``knowledge_search`` or ``task``
-      (``read_native``).
+    * Each tool message is read by ``read_evidence``: shared records from any tool message (the
+      key is the boundary, not the name), native snapshots only from tool messages named
+      ``knowledge_search`` or ``task``.
     * Sources are deduplicated by id and never dropped, so compaction (a summary replacing early
       history, ``RemoveMessage``) loses nothing already collected.
     * A message is unchanged when it has the same id as the message at its index in the previous
@@ -158,10 +147,7 @@ class SourceAccumulator:
         view = message_view(message)
         if view is None or view.role != "tool":
             return
-        found: list[EvidenceSource] = list(read_envelope(view.content, view.artifact).sources)
-        if view.name in NATIVE_TOOL_NAMES and native_snapshot_of(view.artifact) is not None:
-            found.extend(read_native(view.content, view.artifact, tool_name=view.name).sources)
-        for source in found:
+        for source in read_evidence(view.content, view.artifact, tool_name=view.name).sources:
             if self.full:
                 return
             if source.id not in self._ids:

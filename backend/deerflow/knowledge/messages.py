@@ -5,19 +5,31 @@ LangGraph and LangChain hand the same message around as an object (``BaseMessage
 (``{"role": "assistant", ...}``), ``messages_to_dict`` form (``{"type", "data": {...}}``) or the
 serialized constructor form (``{"lc": 1, "id": [..., "AIMessage"], "kwargs": {...}}``). The
 thread audit and the subagent forwarder both need the same four fields of it; this module is the
-one place that knows the forms. Pure: plain values in, a :class:`MessageView` out.
+one place that knows the forms. A message's content is a string or a list of parts (strings,
+``{"type": "text", "text": ...}`` and other blocks such as images): :func:`text_parts` reads its
+text, :func:`map_text_parts` and :func:`replace_text` rewrite it, keeping every other part. Pure:
+plain values in, plain values out.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, cast
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage, ToolMessage
 
-__all__ = ["ROLES", "MessageRole", "MessageView", "message_fields", "message_view"]
+__all__ = [
+    "ROLES",
+    "MessageRole",
+    "MessageView",
+    "map_text_parts",
+    "message_fields",
+    "message_view",
+    "replace_text",
+    "text_parts",
+]
 
 MessageRole = Literal["ai", "tool", "human", "system", "other"]
 
@@ -88,3 +100,59 @@ def message_view(message: object) -> MessageView | None:
 
 def _role(kind: object) -> MessageRole:
     return ROLES.get(kind.lower(), "other") if isinstance(kind, str) else "other"
+
+
+def text_parts(content: object) -> list[str]:
+    """The text a handle or excerpt may be found in: a string, or the text parts of list content."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    parts: list[str] = []
+    for item in content:
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, Mapping) and item.get("type") == "text":
+            text = item.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+    return parts
+
+
+def map_text_parts(content: Any, transform: Callable[[str], str]) -> Any:
+    """``content`` with ``transform`` applied to each text part (the parts :func:`text_parts`
+    reads); the very same object when nothing changed."""
+    if isinstance(content, str):
+        return transform(content)
+    if not isinstance(content, list) or not text_parts(content):
+        return content
+    changed = False
+    mapped: list[Any] = []
+    for item in content:
+        new = item
+        if isinstance(item, str):
+            new = transform(item)
+        elif isinstance(item, Mapping) and item.get("type") == "text":
+            text = item.get("text")
+            if isinstance(text, str) and (replaced := transform(text)) != text:
+                new = {**item, "text": replaced}
+        changed = changed or (new is not item and new != item)
+        mapped.append(new)
+    return mapped if changed else content
+
+
+def replace_text(content: object, text: str) -> str | list[Any]:
+    """``content`` whose text is now ``text``: a string for string content; for list content one
+    text part first, then every other part (images…) in order."""
+    if not isinstance(content, list):
+        return text
+    others = [item for item in content if not _is_text_part(item)]
+    return [{"type": "text", "text": text}, *others]
+
+
+def _is_text_part(item: object) -> bool:
+    return isinstance(item, str) or (
+        isinstance(item, Mapping)
+        and item.get("type") == "text"
+        and isinstance(item.get("text"), str)
+    )

@@ -8,7 +8,7 @@ shrinks while the artifact still claims every source — so after the cut this m
 the artifact, and links to them become plain labels.
 
 A ``knowledge_search`` or ``task`` message with a readable native RAGFlow snapshot is not cut at
-all: :func:`~deerflow.knowledge.budget.budget_native` re-renders it from its records, whole entries
+all: :func:`~deerflow.knowledge.native.budget_native` re-renders it from its records, whole entries
 only (DeerFlow's rule: never shorten an excerpt under an existing id). A ``task`` keeps a bounded
 synopsis of its report first — the generic cut, so an externalized report's path stays visible.
 
@@ -37,8 +37,9 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deerflow.knowledge.budget import budget_native, preview_text, prune_evidence, truncate_text
-from deerflow.knowledge.envelope import text_parts
+from deerflow.knowledge.budget import preview_text, prune_evidence, truncate_text
+from deerflow.knowledge.messages import replace_text, text_parts
+from deerflow.knowledge.native import SYNOPSIS_TOOL_NAMES, budget_native
 from deerflow.knowledge.rules import (
     DEFAULT_OUTPUT_MAX_CHARS,
     DEFAULT_OUTPUT_PREVIEW_CHARS,
@@ -128,7 +129,7 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
         text = _PART_SEPARATOR.join(text_parts(message.content))
         cut: str | None = None
         record: dict[str, Any] = {}
-        if message.name == "task":  # its synopsis is the generic cut of the report
+        if message.name in SYNOPSIS_TOOL_NAMES:  # its synopsis is the generic cut of the report
             cut, record = self._cut(text, limit, message.name, message.tool_call_id)
         native = budget_native(
             message.content,
@@ -150,13 +151,8 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
             }
         elif cut is None:
             cut, record = self._cut(text, limit, message.name, message.tool_call_id)
-        content: str | list[str | dict[Any, Any]]
-        if isinstance(message.content, str):
-            content = cut
-        else:  # list content: the text parts become one, other parts (images…) are kept after it
-            others = [item for item in message.content if not _is_text_part(item)]
-            content = [{"type": "text", "text": cut}, *others]
-        content, artifact = prune_evidence(content, artifact)
+        # List content: the text parts become one, other parts (images…) are kept after it.
+        content, artifact = prune_evidence(replace_text(message.content, cut), artifact)
         metadata = {**message.response_metadata, BUDGET_METADATA_KEY: record}
         return message.model_copy(
             update={"content": content, "artifact": artifact, "response_metadata": metadata}
@@ -260,14 +256,6 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
             if budgeted is not None:
                 request = request.override(messages=budgeted)
         return await handler(request)
-
-
-def _is_text_part(item: object) -> bool:
-    return isinstance(item, str) or (
-        isinstance(item, Mapping)
-        and item.get("type") == "text"
-        and isinstance(item.get("text"), str)
-    )
 
 
 def _text_length(content: object) -> int:

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY
+from deerflow.knowledge.evidence import read_evidence
 from deerflow.knowledge.native import (
     MAX_NATIVE_PAGES,
     MAX_NATIVE_SOURCES,
     MAX_NATIVE_TEXT_CHARS,
     NativeSource,
-    read_native,
 )
 
 __all__ = [
@@ -75,6 +75,8 @@ _NATIVE_TO_SAVED: Final[dict[str, SavedEvidenceErrorCode]] = {
     "too_many_records": "too_many_records",
     "internal_error": "internal_error",
 }
+#: A saved report is a batch ``task``'s result, so its snapshot is read as a ``task`` message's.
+_SAVED_TOOL_NAME: Final = "task"
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
@@ -184,15 +186,15 @@ def _read(report: object, payload: object) -> SavedEvidenceResult:
     if omitted is None or omitted < 0:
         return SavedEvidenceResult(None, "bad_omitted_count")
     text = report if isinstance(report, str) else ""
-    read = read_native(text, {KNOWLEDGE_SOURCES_KEY: snapshot}, tool_name="task")
-    if read.error is not None:
-        return SavedEvidenceResult(None, _NATIVE_TO_SAVED[read.error])
+    read = read_evidence(text, {KNOWLEDGE_SOURCES_KEY: snapshot}, tool_name=_SAVED_TOOL_NAME)
+    if read.native_error is not None:
+        return SavedEvidenceResult(None, _NATIVE_TO_SAVED[read.native_error])
     if read.rejected:
         first = read.rejected[0]
         return SavedEvidenceResult(None, _NATIVE_TO_SAVED[first.reason], first.index)
-    for index, source in enumerate(read.sources):
+    for index, source in enumerate(read.native):
         if any(
             not value.strip() for value in (source.dataset_name, source.document_name, source.text)
         ):
             return SavedEvidenceResult(None, "blank_field", index)
-    return SavedEvidenceResult(SavedEvidence(read.sources, omitted))
+    return SavedEvidenceResult(SavedEvidence(read.native, omitted))

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from deerflow.knowledge._provider_settings import RAGFLOW
 from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
-from deerflow.knowledge.native import MAX_NATIVE_LOCATOR_CHARS
+from deerflow.knowledge.native import has_native_locators
 from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
 from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
@@ -39,7 +39,7 @@ from deerflow.knowledge.providers.errors import (
     UpstreamServerError,
 )
 from deerflow.knowledge.rules import MAX_PAGE, MIN_PAGE
-from deerflow.knowledge.text import has_lone_surrogate, is_blank, replace_lone_surrogates
+from deerflow.knowledge.text import is_blank, replace_lone_surrogates
 
 __all__ = [
     "DATASET_ID_MARKER",
@@ -112,11 +112,11 @@ class RAGFlowChunk(BaseModel):
     @property
     def has_locators(self) -> bool:
         """True when DeerFlow's native snapshot can describe this chunk without inventing anything."""
-        return self.dataset_name is not None and all(
-            isinstance(value, str)
-            and 1 <= len(value) <= MAX_NATIVE_LOCATOR_CHARS
-            and not has_lone_surrogate(value)
-            for value in (self.dataset_id, self.document_id, self.chunk_id)
+        return has_native_locators(
+            dataset_name=self.dataset_name,
+            dataset_id=self.dataset_id,
+            document_id=self.document_id,
+            chunk_id=self.chunk_id,
         )
 
 

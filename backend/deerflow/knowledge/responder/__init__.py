@@ -2,7 +2,7 @@
 
 It is not a language model and says so. Given a question it calls ``knowledge_search`` once; given
 the tool's answer it quotes the sentences of the *verified* evidence (re-read with
-``read_envelope``) that answer the question (chosen by :mod:`deerflow.knowledge.responder._quotes`:
+``read_evidence``) that answer the question (chosen by :mod:`deerflow.knowledge.responder._quotes`:
 the best sentence first, a further one only for a clause the first leaves open), each followed
 by that source's citation link copied exactly, or declines when no retrieved sentence answers. So the demo runs with no credentials and no network, and every citation it
 writes resolves — which makes it a useful baseline against which a real model's citations can be
@@ -33,7 +33,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from deerflow.knowledge.contract import KnowledgeSource
-from deerflow.knowledge.envelope import read_envelope
+from deerflow.knowledge.evidence import read_evidence
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.responder._quotes import Evidence, choose, sentences
 
@@ -173,7 +173,7 @@ class ExtractiveResponder(BaseChatModel):
 def _verified_sources(tool_message: ToolMessage) -> Sequence[KnowledgeSource]:
     """The tool message's verified evidence, in the tool's rank order: the one place the
     responder reads the evidence envelope (forged or unverifiable records are already gone)."""
-    return read_envelope(tool_message.content, tool_message.artifact).sources
+    return read_evidence(tool_message.content, tool_message.artifact, formats={"shared"}).shared
 
 
 def _json(value: Any) -> str:

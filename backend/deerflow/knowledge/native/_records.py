@@ -1,4 +1,4 @@
-"""DeerFlow's native RAGFlow snapshots, kept readable and writable.
+"""DeerFlow's native RAGFlow records: their rules, the snapshot that holds them, and its reader.
 
 DeerFlow's RAGFlow tool writes ``ToolMessage.artifact["knowledge_sources"]`` as an *object*::
 
@@ -20,45 +20,16 @@ Everything here is pure: plain values in, plain values out.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal
 
-from deerflow.knowledge.contract import OutputBudget
-from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, text_parts, unique_records
+from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, unique_records
 from deerflow.knowledge.handles import NATIVE_HANDLE_PREFIX, NATIVE_ID_PATTERN
 from deerflow.knowledge.handles import NATIVE_LINK_PATTERN as _LINK_RE
+from deerflow.knowledge.messages import text_parts
 from deerflow.knowledge.rules import is_valid_page
-from deerflow.knowledge.text import controls_to_space, has_lone_surrogate, replace_lone_surrogates
-
-__all__ = [
-    "MAX_NATIVE_LOCATOR_CHARS",
-    "MAX_NATIVE_NAME_CHARS",
-    "MAX_NATIVE_ORDINAL",
-    "MAX_NATIVE_PAGES",
-    "MAX_NATIVE_SOURCES",
-    "MAX_NATIVE_TEXT_CHARS",
-    "NATIVE_HANDLE_PREFIX",
-    "NATIVE_ID_PATTERN",
-    "NATIVE_PROVIDER",
-    "NATIVE_TOOL_NAMES",
-    "NATIVE_VERSION",
-    "UNKNOWN_DOCUMENT",
-    "NativeErrorCode",
-    "NativeEvidence",
-    "NativeReadResult",
-    "NativeRejection",
-    "NativeRejectionReason",
-    "NativeSource",
-    "build_native_snapshot",
-    "format_native",
-    "native_entry",
-    "native_handle",
-    "native_link",
-    "native_snapshot_of",
-    "read_native",
-]
+from deerflow.knowledge.text import controls_to_space, has_lone_surrogate
 
 NATIVE_VERSION: Final = 1
 NATIVE_PROVIDER: Final = "ragflow"
@@ -71,11 +42,6 @@ MAX_NATIVE_LOCATOR_CHARS: Final = 256
 MAX_NATIVE_NAME_CHARS: Final = 512
 MAX_NATIVE_TEXT_CHARS: Final = 200_000
 MAX_NATIVE_PAGES: Final = 100
-
-#: DeerFlow's native document name for a chunk whose document has no name (native records only;
-#: the shared envelope leaves such a chunk unattributed instead of inventing a title).
-UNKNOWN_DOCUMENT: Final = "Unknown document"
-
 
 NativeRejectionReason = Literal["bad_field", "duplicate", "handle_missing"]
 #: Why a whole snapshot was rejected; ``internal_error`` is the reader's own fault.
@@ -177,91 +143,6 @@ def build_native_snapshot(
     return {"version": NATIVE_VERSION, "sources": records}
 
 
-class NativeEvidence(Protocol):
-    """What :func:`format_native` needs of one retrieved chunk (a RAGFlow chunk provides it)."""
-
-    @property
-    def text(self) -> str: ...
-    @property
-    def dataset_id(self) -> str | None: ...
-    @property
-    def document_id(self) -> str | None: ...
-    @property
-    def chunk_id(self) -> str | None: ...
-    @property
-    def dataset_name(self) -> str | None: ...
-    @property
-    def document_name(self) -> str | None: ...
-    @property
-    def pages(self) -> tuple[int, ...]: ...
-    @property
-    def has_locators(self) -> bool:
-        """True when a native record can describe the chunk without inventing anything."""
-        ...
-
-
-def format_native(
-    chunks: Sequence[NativeEvidence],
-    budget: OutputBudget = OutputBudget(),
-    *,
-    call_id: str | None = None,
-) -> tuple[str, dict[str, Any]] | None:
-    """DeerFlow's native content and ``knowledge_sources`` snapshot for ``chunks``, or None.
-
-    Entries ``[citation:N](#knowledge-<call>-<N>) dataset / document`` + newline + excerpt, joined
-    by a blank line; at most 100, within ``budget.max_chars``. Per entry the excerpt may use
-    ``min(budget.max_chars_per_hit, remaining - header - separators)`` characters; a longer text
-    is cut (right-stripped, ``…`` appended outside the record's ``text``) and marked
-    ``truncated``; when nothing fits, the remaining chunks are not shown. None when a chunk lacks locators or nothing fits.
-    """
-    if not chunks or not all(chunk.has_locators for chunk in chunks):
-        return None
-    call = call_id if call_id is not None else uuid.uuid4().hex
-    remaining = budget.max_chars
-    entries: list[str] = []
-    sources: list[NativeSource] = []
-    for chunk in chunks[:MAX_NATIVE_SOURCES]:
-        ordinal = len(sources) + 1
-        source_id = f"{call}-{ordinal}"
-        dataset = _native_name(chunk.dataset_name or "")
-        document = _native_name(chunk.document_name or UNKNOWN_DOCUMENT)
-        header = f"{native_link(source_id, ordinal)} {dataset} / {document}\n"
-        separator = 2 if entries else 0
-        allowance = min(budget.max_chars_per_hit, remaining - len(header) - separator)
-        if allowance < 1:
-            break
-        text, ellipsis = chunk.text, ""
-        if len(text) > allowance:
-            text, ellipsis = text[: allowance - 1].rstrip(), "…"
-            if not text:
-                break
-        assert chunk.dataset_id and chunk.document_id and chunk.chunk_id  # has_locators
-        source = NativeSource(
-            id=source_id,
-            dataset_id=chunk.dataset_id,
-            document_id=chunk.document_id,
-            chunk_id=chunk.chunk_id,
-            dataset_name=dataset,
-            document_name=document,
-            text=text,
-            truncated=bool(ellipsis),
-            pages=chunk.pages[:MAX_NATIVE_PAGES],
-        )
-        entry = native_entry(source, ordinal, ellipsis=ellipsis)
-        entries.append(entry)
-        sources.append(source)
-        remaining -= len(entry) + separator
-    if not sources:
-        return None
-    return "\n\n".join(entries), {KNOWLEDGE_SOURCES_KEY: build_native_snapshot(sources)}
-
-
-def _native_name(name: str) -> str:
-    """A name as DeerFlow's native header shows it: one line, at most 512 code points."""
-    name = replace_lone_surrogates(controls_to_space(name))
-    return name.strip()[:MAX_NATIVE_NAME_CHARS]
-
-
 def read_native(content: object, artifact: object, *, tool_name: object) -> NativeReadResult:
     """Verified native records of one tool message. Never raises.
 
@@ -287,10 +168,10 @@ def _read(content: object, artifact: object, tool_name: object) -> NativeReadRes
         return NativeReadResult()
     if type(tool_name) is not str or tool_name not in NATIVE_TOOL_NAMES:
         return NativeReadResult(error="tool_not_allowed")
-    return _read_snapshot(content, snapshot)
+    return _read_snapshot(text_parts(content), snapshot)
 
 
-def _read_snapshot(content: object, snapshot: Mapping[str, Any]) -> NativeReadResult:
+def _read_snapshot(parts: Sequence[str], snapshot: Mapping[str, Any]) -> NativeReadResult:
     version = snapshot.get("version")
     if not (type(version) in (int, float) and version == NATIVE_VERSION):
         return NativeReadResult(error="bad_version")
@@ -301,7 +182,7 @@ def _read_snapshot(content: object, snapshot: Mapping[str, Any]) -> NativeReadRe
         return NativeReadResult(error="too_many_records")
 
     linked: set[str] = set()
-    for part in text_parts(content):
+    for part in parts:
         linked.update(_LINK_RE.findall(part))
     accepted: dict[str, NativeSource] = {}
     rejected: list[NativeRejection] = []
@@ -319,6 +200,11 @@ def _read_snapshot(content: object, snapshot: Mapping[str, Any]) -> NativeReadRe
             continue
         rejected.append(NativeRejection(index, reason))
     return NativeReadResult(tuple(accepted.values()), tuple(rejected))
+
+
+def is_locator(value: object) -> bool:
+    """True when ``value`` may be a native ``dataset_id``, ``document_id`` or ``chunk_id``."""
+    return _is_string(value, min_chars=1, max_chars=MAX_NATIVE_LOCATOR_CHARS)
 
 
 def _is_string(value: object, *, min_chars: int, max_chars: int) -> bool:
@@ -347,7 +233,7 @@ def _normalized(record: object) -> NativeSource | None:
     if record.get("provider") != NATIVE_PROVIDER or type(record.get("provider")) is not str:
         return None
     for field in ("dataset_id", "document_id", "chunk_id"):
-        if not _is_string(record.get(field), min_chars=1, max_chars=MAX_NATIVE_LOCATOR_CHARS):
+        if not is_locator(record.get(field)):
             return None
     for field in ("dataset_name", "document_name"):
         if not _is_string(record.get(field), min_chars=0, max_chars=MAX_NATIVE_NAME_CHARS):
