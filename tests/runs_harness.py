@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from deerflow.knowledge.server.pgthreads import PgRecords
-from deerflow.knowledge.server.records import Records
+from deerflow.knowledge.server._pgthreads import PgRecords
+from deerflow.knowledge.server._records import Records
 
 __all__ = [
     "HeldGraph",
@@ -92,7 +92,7 @@ class HookedPgRecords(HookedRecords, PgRecords):
 
 
 def plan(thread_id: str, graph_input: Any, strategy: str = "reject") -> Any:
-    from deerflow.knowledge.server.manager import RunPlan
+    from deerflow.knowledge.server._manager import RunPlan
 
     return RunPlan(
         thread_id=thread_id,
@@ -144,7 +144,7 @@ async def gateway_app(folder: Path, **options: Any) -> AsyncIterator[tuple[Any, 
     import httpx
 
     from deerflow.knowledge.server import open_checkpointer, open_store
-    from deerflow.knowledge.server.app import GatewayConfig, create_app
+    from deerflow.knowledge.server._app import GatewayConfig, create_app
 
     holds: list[HeldWrites] = []
 

@@ -346,7 +346,7 @@ def test_a_new_checkpoint_file_has_large_pages_and_an_old_one_keeps_its_own(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from deerflow.knowledge.server import CHECKPOINT_PAGE_BYTES, open_checkpointer
-    from deerflow.knowledge.server.serde import MessageCachingSerializer
+    from deerflow.knowledge.server._serde import MessageCachingSerializer
 
     def page_size(path: Path) -> int:
         with sqlite3.connect(path) as conn:

@@ -1,4 +1,4 @@
-"""The connection guard (server/connections.py) around a real uvicorn server on 127.0.0.1.
+"""The connection guard (server/_connections.py) around a real uvicorn server on 127.0.0.1.
 
 Every wait here is for an event (a connection closed by the server, a condition noted); the
 timeouts on those waits only turn a hang into a failure.
@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 import pytest
 import uvicorn
 
-from deerflow.knowledge.server import connections
-from deerflow.knowledge.server.connections import ConnectionGuard, Limits, descriptor_limits
-from deerflow.knowledge.server.listen import open_listener
+from deerflow.knowledge.server import _connections as connections
+from deerflow.knowledge.server._connections import ConnectionGuard, Limits, descriptor_limits
+from deerflow.knowledge.server._listen import open_listener
 from tests.gateway_process import gateway_process
 
 WAIT = 20.0  # seconds before a missing event fails the test

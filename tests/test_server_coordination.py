@@ -20,18 +20,18 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from deerflow.knowledge.server.coordination import (
+from deerflow.knowledge.server._coordination import (
     Coordination,
     LocalRuns,
     RunCoordinator,
     in_process_coordination,
     process_owner,
 )
+from deerflow.knowledge.server._manager import RunManager
+from deerflow.knowledge.server._pgruns import PgRuns, open_pg_runs, pg_coordination
+from deerflow.knowledge.server._pgthreads import PgRecords
+from deerflow.knowledge.server._records import Records
 from deerflow.knowledge.server.errors import RunInAnotherProcess, ThreadBusy, ThreadNotFound
-from deerflow.knowledge.server.manager import RunManager
-from deerflow.knowledge.server.pgruns import PgRuns, open_pg_runs, pg_coordination
-from deerflow.knowledge.server.pgthreads import PgRecords
-from deerflow.knowledge.server.records import Records
 from tests.runs_harness import HeldGraph, plan
 
 KINDS = ["in-process", pytest.param("postgres", marks=pytest.mark.postgres)]

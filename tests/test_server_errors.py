@@ -17,21 +17,21 @@ from fastapi import HTTPException
 from langgraph.store.memory import InMemoryStore
 
 import deerflow.knowledge.server as server_package
+from deerflow.knowledge.server._http import DOMAIN_STATUS, api_error
+from deerflow.knowledge.server._manager import RunManager
+from deerflow.knowledge.server._records import Records
 from deerflow.knowledge.server.errors import (
     GatewayError,
     RunInAnotherProcess,
     ThreadBusy,
     ThreadNotFound,
 )
-from deerflow.knowledge.server.http import DOMAIN_STATUS, api_error
-from deerflow.knowledge.server.manager import RunManager
-from deerflow.knowledge.server.records import Records
 from tests.runs_harness import HeldGraph, gateway_app, plan
 from tests.test_server_runs_lifecycle import HUMAN, _left_by_a_killed_process
 
 _SERVER = Path(server_package.__file__).parent
 #: Modules of the run engine: none may import the HTTP layer or the web framework.
-_ENGINE = ("manager.py", "coordination.py", "pgruns.py", "pgthreads.py", "records.py", "errors.py")
+_ENGINE = ("_manager.py", "_coordination.py", "_pgruns.py", "_pgthreads.py", "_records.py", "errors.py")
 
 
 def _imports(path: Path) -> set[str]:
@@ -47,7 +47,7 @@ def _imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("module", _ENGINE)
 def test_the_run_engine_imports_no_http(module: str) -> None:
     imported = _imports(_SERVER / module)
-    assert "deerflow.knowledge.server.http" not in imported
+    assert "deerflow.knowledge.server._http" not in imported
     assert not {m for m in imported if m.split(".")[0] in ("fastapi", "starlette")}
 
 

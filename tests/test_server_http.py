@@ -1,4 +1,4 @@
-"""The gateway's request edge (server/http.py): ``Last-Event-ID``, JSON bodies, body reading."""
+"""The gateway's request edge (server/_http.py): ``Last-Event-ID``, JSON bodies, body reading."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.requests import Request
 
-from deerflow.knowledge.server.http import (
+from deerflow.knowledge.server._http import (
     JSON_MEDIA_TYPE,
     MAX_EVENT_ID_DIGITS,
     ApiError,

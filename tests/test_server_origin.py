@@ -1,4 +1,4 @@
-"""Which requests the gateway answers (server/origin.py): hosts it serves, writes from its origin.
+"""Which requests the gateway answers (server/_origin.py): hosts it serves, writes from its origin.
 
 The attacks are a page on another site posting to the gateway without a preflight (``text/plain``
 or empty bodies) and a DNS-rebinding page reading it under its own name; both must be refused with
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 from deerflow.knowledge.server import build_config, create_app
-from deerflow.knowledge.server.origin import (
+from deerflow.knowledge.server._origin import (
     host_allowed,
     host_name,
     origin_allowed,

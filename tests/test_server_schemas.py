@@ -1,4 +1,4 @@
-"""Request bodies (server/schemas.py): metadata and ids that no backend can store are refused."""
+"""Request bodies (server/_schemas.py): metadata and ids that no backend can store are refused."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from deerflow.knowledge.server.schemas import (
+from deerflow.knowledge.server._schemas import (
     UNSTORABLE_NUL,
     HistoryRequest,
     RunCreate,

@@ -1,4 +1,4 @@
-"""A run's event log (server/streaming.py) and its readers: bounded batches, slow readers dropped.
+"""A run's event log (server/_streaming.py) and its readers: bounded batches, slow readers dropped.
 
 A reader that stops reading must not hold a copy of every event since it stopped (one batch at
 most), must be dropped by the write timeout, and must then get every event exactly once by
@@ -21,9 +21,9 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import START, MessagesState, StateGraph
 
 from deerflow.knowledge.server import GatewayConfig, create_app, open_checkpointer
-from deerflow.knowledge.server.connections import ConnectionGuard
-from deerflow.knowledge.server.listen import open_listener
-from deerflow.knowledge.server.streaming import MAX_BATCH_BYTES, RunStream
+from deerflow.knowledge.server._connections import ConnectionGuard
+from deerflow.knowledge.server._listen import open_listener
+from deerflow.knowledge.server._streaming import MAX_BATCH_BYTES, RunStream
 
 WAIT = 30.0  # seconds before a missing event fails the test
 EVENTS = 400

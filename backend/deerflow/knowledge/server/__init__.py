@@ -1,10 +1,11 @@
 """The reference gateway (FastAPI + LangGraph) and the bundled chat page.
 
 ``build_config`` wires a provider and a chat model into a ``GatewayConfig`` (``_wiring``);
-``create_app`` makes the ASGI app (``app``) and ``serve`` runs it as a process of its own
-(``_serve``), the one place that tunes the process. The names below load their modules on first
-use, so importing a submodule (``server.responder``, ``server.errors``) loads neither FastAPI nor
-LangGraph's server pieces.
+``create_app`` makes the ASGI app (``_app``) and ``serve`` runs it as a process of its own
+(``_serve``), the one place that tunes the process. This face and ``errors`` (the domain errors an
+embedding application may catch) are the public API; every other module is ``_``-private, as in
+httpx. The names below load their modules on first use, so importing the package or
+``server.errors`` loads neither FastAPI nor LangGraph's server pieces.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import importlib
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
+    from deerflow.knowledge.server._app import GatewayConfig, create_app
     from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, GatewayDefaults
     from deerflow.knowledge.server._serve import MISSING_PAGE_HINT, serve
+    from deerflow.knowledge.server._wire import message_to_wire
     from deerflow.knowledge.server._wiring import (
         CHECKPOINT_PAGE_BYTES,
         SYSTEM_PROMPT,
@@ -23,8 +26,6 @@ if TYPE_CHECKING:
         open_checkpointer,
         open_store,
     )
-    from deerflow.knowledge.server.app import GatewayConfig, create_app
-    from deerflow.knowledge.server.wire import message_to_wire
 
 __all__ = [
     "CHECKPOINT_PAGE_BYTES",
@@ -48,12 +49,12 @@ _HOMES: Final = {
     "GATEWAY_DEFAULTS": "_defaults",
     "MISSING_PAGE_HINT": "_serve",
     "SYSTEM_PROMPT": "_wiring",
-    "GatewayConfig": "app",
+    "GatewayConfig": "_app",
     "GatewayDefaults": "_defaults",
     "build_agent": "_wiring",
     "build_config": "_wiring",
-    "create_app": "app",
-    "message_to_wire": "wire",
+    "create_app": "_app",
+    "message_to_wire": "_wire",
     "open_checkpointer": "_wiring",
     "open_store": "_wiring",
     "serve": "_serve",

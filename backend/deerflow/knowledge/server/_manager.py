@@ -30,8 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
-from deerflow.knowledge.server.coordination import (
+from deerflow.knowledge.server._coordination import (
     STALE_RUN_GRACE_SECONDS,
     LocalRuns,
     LostRun,
@@ -39,11 +38,12 @@ from deerflow.knowledge.server.coordination import (
     process_owner,
     run_orphaned,
 )
+from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
+from deerflow.knowledge.server._records import ACTIVE_RUN_STATUSES, Records
+from deerflow.knowledge.server._streaming import EventTranslator, RunStream
+from deerflow.knowledge.server._threadmeta import with_run_id
+from deerflow.knowledge.server._wire import WireEncoder, dumps, iso_now
 from deerflow.knowledge.server.errors import ThreadBusy, ThreadNotFound
-from deerflow.knowledge.server.records import ACTIVE_RUN_STATUSES, Records
-from deerflow.knowledge.server.streaming import EventTranslator, RunStream
-from deerflow.knowledge.server.threadmeta import with_run_id
-from deerflow.knowledge.server.wire import WireEncoder, dumps, iso_now
 
 __all__ = [
     "DEFAULT_RUN_TIMEOUT_SECONDS",

@@ -19,37 +19,37 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
-from deerflow.knowledge.server.gateway import (
+from deerflow.knowledge.server._gateway import (
     GRAPH_ID,
     Gateway,
     gateway,
     parse_messages,
     trusted_values,
 )
-from deerflow.knowledge.server.http import ApiError, last_event_id, read_json, strip, validate
-from deerflow.knowledge.server.manager import RunPlan
-from deerflow.knowledge.server.records import TERMINAL_RUN_STATUSES
-from deerflow.knowledge.server.schemas import (
+from deerflow.knowledge.server._http import ApiError, last_event_id, read_json, strip, validate
+from deerflow.knowledge.server._manager import RunPlan
+from deerflow.knowledge.server._records import TERMINAL_RUN_STATUSES
+from deerflow.knowledge.server._schemas import (
     RunCreate,
     ThreadId,
     canonical_thread_id,
     unsupported_options,
 )
-from deerflow.knowledge.server.streaming import (
+from deerflow.knowledge.server._streaming import (
     STREAM_MODES,
     Event,
     RunStream,
     sse_frame,
     sse_frames,
 )
-from deerflow.knowledge.server.threadmeta import (
+from deerflow.knowledge.server._threadmeta import (
     graph_metadata,
     new_thread_metadata,
     run_metadata,
     started_thread_metadata,
 )
-from deerflow.knowledge.server.threads import storable_values, subgraphs_refused
-from deerflow.knowledge.server.wire import WireEncoder, dumps
+from deerflow.knowledge.server._threads import storable_values, subgraphs_refused
+from deerflow.knowledge.server._wire import WireEncoder, dumps
 
 __all__ = ["REMOTE_POLL_SECONDS", "router"]
 
