@@ -31,7 +31,14 @@ from tests.test_server_runs_lifecycle import HUMAN, _left_by_a_killed_process
 
 _SERVER = Path(server_package.__file__).parent
 #: Modules of the run engine: none may import the HTTP layer or the web framework.
-_ENGINE = ("_manager.py", "_coordination.py", "_pgruns.py", "_pgthreads.py", "_records.py", "errors.py")
+_ENGINE = (
+    "_manager.py",
+    "_coordination.py",
+    "_pgruns.py",
+    "_pgthreads.py",
+    "_records.py",
+    "errors.py",
+)
 
 
 def _imports(path: Path) -> set[str]:

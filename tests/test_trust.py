@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import dataclasses
 import json
@@ -456,7 +457,9 @@ def _with_arguments_decoded(value: Any) -> Any:
         out = {}
         for key, item in value.items():
             if key in ("arguments", "args") and isinstance(item, str):
-                item = json.loads(item, strict=False)
+                # A string that is not JSON (``""`` among them) is not decoded by LangChain either.
+                with contextlib.suppress(json.JSONDecodeError):
+                    item = json.loads(item, strict=False)
             out[key] = _with_arguments_decoded(item)
         return out
     if isinstance(value, list | tuple):
