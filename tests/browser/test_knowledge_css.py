@@ -81,3 +81,40 @@ def test_a_page_value_may_itself_use_light_dark(browser: object) -> None:
     body = f'<div style="--dk-chip-bg: light-dark({PAGE_CHIP_BG}, rgb(4, 5, 6))">{CHIP}</div>'
     assert _chip_background(browser, body) == PAGE_CHIP_BG
     assert _chip_background(browser, body, scheme="dark") == "rgb(4, 5, 6)"
+
+
+def _chip_number(browser: object, button: str) -> tuple[str, float]:
+    """The chip's drawn number (its ``::before`` content) and the badge's width in pixels."""
+    context = browser.new_context()  # type: ignore[attr-defined]
+    try:
+        page = context.new_page()
+        page.set_content(
+            f'<style>{CSS.read_text(encoding="utf-8")}</style><div class="dk-markdown"><p>{button}</p></div>'
+        )
+        content, width = page.eval_on_selector(
+            ".dk-chip",
+            "e => { const s = getComputedStyle(e, '::before'); return [s.content, parseFloat(s.width)]; }",
+        )
+        return str(content), float(width)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("number", [1, 7, 99])
+def test_a_numbered_class_draws_its_number_without_attr(browser: object, number: int) -> None:
+    # Numbers 1-99 come from a rule per number (Chromium shares no style that reads attr()):
+    # the class wins over the attribute (made to differ here, so the check can fail).
+    button = f'<button class="dk-citation dk-chip dk-n{number}" data-dk-number="0">A</button>'
+    assert _chip_number(browser, button)[0] == f'"{number}"'
+
+
+def test_a_number_past_the_classes_is_drawn_from_its_attribute(browser: object) -> None:
+    by_attribute = _chip_number(
+        browser, '<button class="dk-citation dk-chip" data-dk-number="100">A</button>'
+    )
+    by_class = _chip_number(
+        browser, '<button class="dk-citation dk-chip dk-n99" data-dk-number="99">A</button>'
+    )
+    assert by_attribute[0] == '"100"'
+    # The same badge either way: only the digits differ.
+    assert by_attribute[1] >= by_class[1] > 0

@@ -4,7 +4,11 @@ import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { CitationChip, KnowledgeMarkdown, SourcesPanel, createSourceResolver } from "../../src/index.js";
-import { citedSentence } from "../../src/components/CitationChip.js";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { MAX_NUMBER_CLASS, citedSentence } from "../../src/components/CitationChip.js";
 import { ai, cite, human, sharedRecord, toolMessage } from "./fixtures.js";
 
 afterEach(cleanup);
@@ -193,6 +197,35 @@ describe("a chip on its own (CitationChip)", () => {
     expect(document.activeElement).toBe(screen.getByRole("link", { name: /Open source/ }));
     await user.tab(); // out: closes
     expect(container.querySelector(".dk-preview")).toBeNull();
+  });
+});
+
+describe("the chip's number", () => {
+  // Paths from strings: under jsdom the global URL is jsdom's.
+  const css = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../../src/components/knowledge.css"), "utf8");
+  const source = () => createSourceResolver().collectSources([human("q"), toolMessage([guide])], 2).get(guide.id)!;
+  const chipFor = (number: number | undefined) => {
+    const { container, unmount } = render(<CitationChip source={source()} number={number} />);
+    const chip = container.querySelector(".dk-chip")!;
+    const result = { className: chip.className, number: chip.getAttribute("data-dk-number") };
+    unmount();
+    return result;
+  };
+
+  it("names the number in the class up to MAX_NUMBER_CLASS, and only data-dk-number past it", () => {
+    expect(chipFor(1)).toEqual({ className: "dk-citation dk-chip dk-n1", number: "1" });
+    expect(chipFor(MAX_NUMBER_CLASS)).toEqual({ className: `dk-citation dk-chip dk-n${MAX_NUMBER_CLASS}`, number: `${MAX_NUMBER_CLASS}` });
+    expect(chipFor(MAX_NUMBER_CLASS + 1)).toEqual({ className: "dk-citation dk-chip", number: `${MAX_NUMBER_CLASS + 1}` });
+    expect(chipFor(undefined)).toEqual({ className: "dk-citation dk-chip", number: null });
+    expect(chipFor(0).className).toBe("dk-citation dk-chip");
+    expect(chipFor(2.5).className).toBe("dk-citation dk-chip");
+  });
+
+  it("is drawn by knowledge.css for exactly the numbers with a class, attr() for the rest", () => {
+    const drawn = [...css.matchAll(/^\.dk-chip\.dk-n(\d+)::before \{ content: "(\d+)"; \}$/gm)];
+    expect(drawn.map((match) => Number(match[1]))).toEqual(Array.from({ length: MAX_NUMBER_CLASS }, (_, k) => k + 1));
+    for (const match of drawn) expect(match[2]).toBe(match[1]);
+    expect(css).toMatch(/\.dk-chip\[data-dk-number\]::before \{\s*content: attr\(data-dk-number\);/);
   });
 });
 
