@@ -11,6 +11,9 @@ and paths matched by exclude patterns or a ``.gitignore`` (:mod:`._ignore`). Rea
 non-blocking, refuses a file over ``max_bytes`` before reading it, and extracts PDF text page by
 page within named limits (a page number is only ever a PDF's real page). Used by the local index
 (:mod:`deerflow.knowledge.providers.local`), which writes what this module reads.
+
+It is about 500 lines because the walk and the reader share the descriptor-based opening rules
+(no link followed, nothing but regular files read); keeping them together keeps one such rule.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ many ``interrupt`` runs pile up, each run's stream ends and its thread is releas
 stops new runs on its thread, waits for the thread's runs and their checkpoint writes in flight,
 then removes it, so nothing brings it back. Run records name their process: a gateway that starts
 after a crash ends the runs a dead process left (on PostgreSQL, by the heartbeat rule).
+
+It is a little over 500 lines because admission, cancellation and deletion share the admission
+lock and the per-thread lanes; split, each part would have to re-check the others' invariants.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ the trust boundary before the graph sees them. Options the gateway does not impl
 A run started by another gateway process on the same database can be joined too: on PostgreSQL
 its events are in the database (``pgruns``: replayed, then followed through ``LISTEN``/``NOTIFY``),
 otherwise the join follows its record and the checkpoints it writes (``values`` only).
+
+It is a little over 500 lines because it is the whole run-route family of LangGraph Server's API
+(create, stream, wait, join, cancel, list) with one request parser; the run engine is ``_manager``.
 """
 
 from __future__ import annotations
