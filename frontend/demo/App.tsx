@@ -329,6 +329,7 @@ export function App(): ReactElement {
                   type="button"
                   className={thread.thread_id === threadId ? "demo-thread demo-thread--active" : "demo-thread"}
                   aria-current={thread.thread_id === threadId ? "true" : undefined}
+                  data-thread-id={thread.thread_id}
                   // The list cuts long titles: the tooltip keeps the whole question.
                   title={asked === "" ? undefined : asked}
                   onClick={() => openThread(thread.thread_id)}

@@ -248,9 +248,13 @@ def test_reopening_a_thread_from_the_list_brings_back_answer_and_chips(page: obj
     _ask(page, QUESTION)
     chips = page.locator(".demo-msg--ai button.dk-chip").count()  # type: ignore[attr-defined]
     assert chips >= 1
+    thread_id = page.evaluate("new URLSearchParams(location.search).get('thread')")  # type: ignore[attr-defined]
     page.get_by_role("button", name="New conversation").click()  # type: ignore[attr-defined]
     page.locator(".demo-empty").wait_for()  # type: ignore[attr-defined]
-    page.get_by_role("button", name=QUESTION).first.click()  # type: ignore[attr-defined]
+    # Other tests ask the same question on the same gateway: open this thread's own entry.
+    entry = page.locator(f'.demo-thread[data-thread-id="{thread_id}"]')  # type: ignore[attr-defined]
+    assert entry.get_attribute("title") == QUESTION
+    entry.click()
     page.locator(".demo-msg--ai button.dk-chip").first.wait_for()  # type: ignore[attr-defined]
     assert page.locator(".demo-msg--ai button.dk-chip").count() == chips  # type: ignore[attr-defined]
     assert page.locator(".dk-unresolved").count() == 0  # type: ignore[attr-defined]
