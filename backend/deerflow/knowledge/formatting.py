@@ -56,8 +56,8 @@ class FormattedResult:
 
 def escape_label(title: str) -> str:
     """A title as link text: invisible format characters spelled ``<U+XXXX>`` (contracts §8: a
-    bidi override must not reorder the label), controls become spaces; ``\\``, ``[``, ``]`` and backticks
-    escaped. The record keeps the exact title; only its display changes."""
+    bidi override must not reorder the label), controls become spaces; ``\\``, ``[``, ``]`` and
+    backticks escaped. The record keeps the exact title; only its display changes."""
     return _LABEL_ESCAPE_RE.sub(r"\\\1", controls_to_space(visible_text(title)))
 
 
