@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { domCounts } from "../scripts/bench-render-browser.mjs";
 import { CHROMIUM, bundleBench, cpuTimes, openBenchPage } from "../scripts/bench-render-chromium.mjs";
+import { domVariants } from "../scripts/bench-render-dom.mjs";
 
 type Opened = Awaited<ReturnType<typeof openBenchPage>>;
 
@@ -73,4 +74,33 @@ describe("the Chromium render bench", () => {
       expect(cpu.layout[variant]).toBeLessThanOrEqual(cpu.medians[variant] + 1e-6);
     }
   });
+
+  it("derives each DOM variant of bench-render-dom.mjs by removing exactly what it names", async () => {
+    const html = await opened!.page.evaluate((options) => {
+      const bench = (globalThis as unknown as { dkBench: { prepare(o: unknown): void; mountOne(v: string): number; unmountLast(): void } }).dkBench;
+      bench.prepare(options);
+      const out: Record<string, string> = {};
+      for (const variant of ["full", "plain"]) {
+        bench.mountOne(variant);
+        out[variant] = document.body.lastElementChild!.innerHTML;
+        bench.unmountLast();
+      }
+      return out;
+    }, SMALL);
+    const variants = domVariants(html["full"]!, html["plain"]!);
+    const count = (text: string, pattern: RegExp): number => text.match(pattern)?.length ?? 0;
+    const chips = count(variants.ours, /class="dk-citation dk-chip/g);
+    expect(chips).toBe(16);
+    expect(count(variants.ours, / dk-n\d+"/g)).toBe(chips);
+    expect(count(variants.noBadge, / dk-n\d+"|data-dk-number/g)).toBe(0);
+    expect(count(variants.noBadge, /class="dk-citation dk-chip/g)).toBe(chips);
+    expect(count(variants.ours, /hidden=""/g)).toBeGreaterThan(0);
+    expect(count(variants.noDescriptions, /hidden=""/g)).toBe(0);
+    expect(count(variants.ours, /<section class="dk-sources"/g)).toBe(SMALL.turns + 1);
+    expect(count(variants.noPanel, /dk-sources/g)).toBe(0);
+    expect(count(variants.chipsAsLinks, /dk-chip/g)).toBe(0);
+    expect(count(variants.chipsAsLinks, /<a href="#">Handbook \d+, section \d+<\/a>/g)).toBe(chips);
+    expect(variants.plain).toBe(html["plain"]);
+  });
 });
+
