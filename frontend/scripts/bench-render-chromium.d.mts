@@ -7,6 +7,10 @@ export declare function openBenchPage(
   script: string,
   options?: { readonly stylesheet?: boolean },
 ): Promise<{ browser: Browser; page: Page }>;
+export declare function threadTimes(page: Page): Promise<{
+  read(): Promise<Record<"TaskDuration" | "RecalcStyleDuration" | "LayoutDuration", number>>;
+  detach(): Promise<void>;
+}>;
 export declare function cpuTimes(
   page: Page,
   options: { readonly turns: number; readonly sourcesPerTool: number; readonly runs: number },

@@ -88,18 +88,30 @@ export async function openBenchPage(script, { stylesheet = true } = {}) {
 const CPU_METRICS = ["TaskDuration", "RecalcStyleDuration", "LayoutDuration"];
 
 /**
+ * The renderer main thread's cumulative CPU time (thread ticks, DevTools Performance domain) of
+ * `page`: `read()` gives TaskDuration, RecalcStyleDuration and LayoutDuration in seconds; the
+ * difference of two reads brackets what ran between them. `detach()` ends the session.
+ */
+export async function threadTimes(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
+  return {
+    read: async () => {
+      const { metrics } = await cdp.send("Performance.getMetrics");
+      return Object.fromEntries(CPU_METRICS.map((name) => [name, metrics.find((m) => m.name === name)?.value ?? NaN]));
+    },
+    detach: () => cdp.detach(),
+  };
+}
+
+/**
  * The renderer main thread's CPU time (thread ticks, from the DevTools Performance domain) of
  * each first render, `runs` of each variant, plain alternating with ours: one render per step
  * driven from here, so the metrics bracket exactly one mount and its forced layout. Wall time on a
  * shared machine includes waiting for a core; thread time does not.
  */
 export async function cpuTimes(page, { turns, sourcesPerTool, runs }) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
-  const read = async () => {
-    const { metrics } = await cdp.send("Performance.getMetrics");
-    return Object.fromEntries(CPU_METRICS.map((name) => [name, metrics.find((m) => m.name === name)?.value ?? NaN]));
-  };
+  const { read, detach } = await threadTimes(page);
   await page.evaluate((options) => globalThis.dkBench.prepare(options), { turns, sourcesPerTool });
   const times = { full: [], noPanel: [], plain: [] };
   const layout = { full: [], noPanel: [], plain: [] };
@@ -116,7 +128,7 @@ export async function cpuTimes(page, { turns, sourcesPerTool, runs }) {
       );
     }
   }
-  await cdp.detach();
+  await detach();
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const medianOf = (byVariant) => Object.fromEntries(Object.entries(byVariant).map(([name, values]) => [name, median(values)]));
   if (!Number.isFinite(median(times.plain)) || median(times.plain) <= 0) {

@@ -17,10 +17,8 @@
 
 import { pathToFileURL } from "node:url";
 
-import { bundleBench, openBenchPage } from "./bench-render-chromium.mjs";
-
-const METRICS = ["TaskDuration", "RecalcStyleDuration", "LayoutDuration"];
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+import { bundleBench, openBenchPage, threadTimes } from "./bench-render-chromium.mjs";
+import { median } from "./bench-transcript.mjs";
 
 function parseArgs(argv) {
   const options = { runs: 9, variant: "noPanel", sheets: [] };
@@ -51,12 +49,7 @@ async function main() {
         return style;
       });
     }, sheets);
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
-    const read = async () => {
-      const { metrics } = await cdp.send("Performance.getMetrics");
-      return Object.fromEntries(METRICS.map((name) => [name, metrics.find((m) => m.name === name)?.value ?? NaN]));
-    };
+    const { read, detach } = await threadTimes(page);
     const useSheet = (index) =>
       page.evaluate((on) => {
         globalThis.dkExtraSheets.forEach((style, k) => (style.disabled = k !== on));
@@ -80,7 +73,7 @@ async function main() {
         );
       }
     }
-    await cdp.detach();
+    await detach();
     console.log(`Chromium ${browser.version()}; ${runs} rounds; variant ${variant}; main-thread CPU time, medians`);
     const ratio = (values, base) => median(values.map((value, round) => value / base[round]));
     arms.forEach((arm, index) => {

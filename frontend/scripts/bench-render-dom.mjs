@@ -23,7 +23,8 @@
 
 import { pathToFileURL } from "node:url";
 
-import { bundleBench, openBenchPage } from "./bench-render-chromium.mjs";
+import { bundleBench, openBenchPage, threadTimes } from "./bench-render-chromium.mjs";
+import { median } from "./bench-transcript.mjs";
 
 const CHIP = /<button type="button" class="dk-citation dk-chip[^"]*"[^>]*>([^<]*)<\/button>/g;
 const NUMBER_CLASS = / dk-n\d+"/g;
@@ -43,8 +44,22 @@ export function domVariants(ours, plain) {
   };
 }
 
-const METRICS = ["TaskDuration", "RecalcStyleDuration", "LayoutDuration"];
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+/**
+ * The bench transcript (`turns`, `sourcesPerTool`) as HTML, rendered by ours (`full`: the chat
+ * page's components, SourcesPanel closed) and by plain react-markdown, in a page of openBenchPage.
+ */
+export function captureDom(page, options) {
+  return page.evaluate((o) => {
+    globalThis.dkBench.prepare(o);
+    const out = {};
+    for (const variant of ["full", "plain"]) {
+      globalThis.dkBench.mountOne(variant);
+      out[variant] = document.body.lastElementChild.innerHTML;
+      globalThis.dkBench.unmountLast();
+    }
+    return out;
+  }, options);
+}
 
 async function main() {
   const at = process.argv.indexOf("--runs");
@@ -52,28 +67,14 @@ async function main() {
   if (!Number.isInteger(runs) || runs < 1) throw new Error("Error: --runs takes a positive whole number");
   const { browser, page } = await openBenchPage(await bundleBench());
   try {
-    await page.evaluate((o) => globalThis.dkBench.prepare(o), { turns: 200, sourcesPerTool: 100 });
-    const html = await page.evaluate(() => {
-      const out = {};
-      for (const variant of ["full", "plain"]) {
-        globalThis.dkBench.mountOne(variant);
-        out[variant] = document.body.lastElementChild.innerHTML;
-        globalThis.dkBench.unmountLast();
-      }
-      return out;
-    });
+    const html = await captureDom(page, { turns: 200, sourcesPerTool: 100 });
     const variants = domVariants(html.full, html.plain);
     const names = Object.keys(variants);
     for (const name of names.slice(1, -1)) {
       if (variants[name] === variants.ours) throw new Error(`Error: the ${name} edit changed nothing: the chip DOM changed`);
     }
     await page.evaluate((all) => (globalThis.dkDomVariants = all), variants);
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send("Performance.enable", { timeDomain: "threadTicks" });
-    const read = async () => {
-      const { metrics } = await cdp.send("Performance.getMetrics");
-      return Object.fromEntries(METRICS.map((name) => [name, metrics.find((m) => m.name === name)?.value ?? NaN]));
-    };
+    const { read, detach } = await threadTimes(page);
     const style = names.map(() => []);
     const layout = names.map(() => []);
     for (let round = 0; round < runs; round++) {
@@ -100,7 +101,7 @@ async function main() {
         layout[index].push((after.LayoutDuration - before.LayoutDuration) * 1000);
       }
     }
-    await cdp.detach();
+    await detach();
     const both = names.map((_, k) => style[k].map((value, round) => value + layout[k][round]));
     const ratio = (values, base) => median(values.map((value, round) => value / base[round]));
     const ours = names.indexOf("ours");

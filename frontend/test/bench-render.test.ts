@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { domCounts } from "../scripts/bench-render-browser.mjs";
 import { CHROMIUM, bundleBench, cpuTimes, openBenchPage } from "../scripts/bench-render-chromium.mjs";
-import { domVariants } from "../scripts/bench-render-dom.mjs";
+import { captureDom, domVariants } from "../scripts/bench-render-dom.mjs";
 
 type Opened = Awaited<ReturnType<typeof openBenchPage>>;
 
@@ -76,18 +76,8 @@ describe("the Chromium render bench", () => {
   });
 
   it("derives each DOM variant of bench-render-dom.mjs by removing exactly what it names", async () => {
-    const html = await opened!.page.evaluate((options) => {
-      const bench = (globalThis as unknown as { dkBench: { prepare(o: unknown): void; mountOne(v: string): number; unmountLast(): void } }).dkBench;
-      bench.prepare(options);
-      const out: Record<string, string> = {};
-      for (const variant of ["full", "plain"]) {
-        bench.mountOne(variant);
-        out[variant] = document.body.lastElementChild!.innerHTML;
-        bench.unmountLast();
-      }
-      return out;
-    }, SMALL);
-    const variants = domVariants(html["full"]!, html["plain"]!);
+    const html = await captureDom(opened!.page, SMALL);
+    const variants = domVariants(html.full, html.plain);
     const count = (text: string, pattern: RegExp): number => text.match(pattern)?.length ?? 0;
     const chips = count(variants.ours, /class="dk-citation dk-chip/g);
     expect(chips).toBe(16);
@@ -100,7 +90,7 @@ describe("the Chromium render bench", () => {
     expect(count(variants.noPanel, /dk-sources/g)).toBe(0);
     expect(count(variants.chipsAsLinks, /dk-chip/g)).toBe(0);
     expect(count(variants.chipsAsLinks, /<a href="#">Handbook \d+, section \d+<\/a>/g)).toBe(chips);
-    expect(variants.plain).toBe(html["plain"]);
+    expect(variants.plain).toBe(html.plain);
   });
 });
 
