@@ -1,7 +1,7 @@
 """The project's documents hold what the code cites: every cited section anchor exists, and the
 design's table of limits is the code's.
 
-Code and documents point at sections as ``docs/DESIGN.md#<anchor>`` (and the documents link each
+Code and documents point at sections as ``docs/RATIONALE.md#<anchor>`` (and the documents link each
 other's sections); a renamed heading would leave those pointers dangling without this test.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DESIGN = ROOT / "docs/DESIGN.md"
+RATIONALE = ROOT / "docs/RATIONALE.md"
 
-# ``docs/DESIGN.md#limits`` in code and prose; ``ARCHITECTURE.md#layers`` from beside it.
-_CITED = re.compile(r"(?:docs/)?((?:DESIGN|ARCHITECTURE)\.md)#([\w-]+)")
+# ``docs/RATIONALE.md#limits`` in code and prose; ``ARCHITECTURE.md#layers`` from beside it.
+_CITED = re.compile(r"(?:docs/)?((?:RATIONALE|ARCHITECTURE)\.md)#([\w-]+)")
 _LINK = re.compile(r"\]\(([^)\s#]*)#([\w-]+)\)")
 _FENCE = re.compile(r"^(```|~~~)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -66,7 +66,7 @@ def test_the_anchor_rule_is_githubs() -> None:
 
 def test_every_cited_design_section_exists() -> None:
     docs = {Path(path).name: _anchors((ROOT / path).read_text(encoding="utf-8"))
-            for path in ("docs/DESIGN.md", "docs/ARCHITECTURE.md")}  # fmt: skip
+            for path in ("docs/RATIONALE.md", "docs/ARCHITECTURE.md")}  # fmt: skip
     missing, cited = [], 0
     for path in _tracked():
         text = _text(path)
@@ -95,7 +95,9 @@ def test_every_link_between_the_documents_lands_on_a_heading() -> None:
 
 
 def _limits() -> list[tuple[str, int, str]]:
-    section = DESIGN.read_text(encoding="utf-8").split("\n## Limits\n", 1)[1].split("\n## ", 1)[0]
+    section = (
+        RATIONALE.read_text(encoding="utf-8").split("\n## Limits\n", 1)[1].split("\n## ", 1)[0]
+    )
     row = re.compile(r"^\| `([A-Z_]+)` \| ([\d,]+) \| [^|]+ \| `([\w/.]+)` \|$", re.MULTILINE)
     return [(name, int(value.replace(",", "")), home) for name, value, home in row.findall(section)]
 
@@ -117,4 +119,4 @@ def test_the_limits_table_is_read_whole() -> None:
 
 @pytest.mark.parametrize(("name", "value", "home"), _limits())
 def test_each_documented_limit_is_the_codes(name: str, value: int, home: str) -> None:
-    assert _value_in(home, name) == value, f"docs/DESIGN.md#limits: {name} in {home}"
+    assert _value_in(home, name) == value, f"docs/RATIONALE.md#limits: {name} in {home}"

@@ -1,4 +1,4 @@
-"""Saved batch evidence (docs/DESIGN.md#saved-evidence): DeerFlow's rules, whole-or-nothing, never
+"""Saved batch evidence (docs/RATIONALE.md#saved-evidence): DeerFlow's rules, whole-or-nothing, never
 raising."""
 
 from __future__ import annotations

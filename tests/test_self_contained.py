@@ -1,9 +1,8 @@
 """The project carries its own words: no file cites a design brief or a folder outside the repo.
 
-The project's own design document is ``docs/DESIGN.md`` (linked as ``DESIGN.md`` from beside it);
-any other ``DESIGN.md``, and "DESIGN §n" section numbers, name a document the repository does not
-hold. `.ci/run` is the one exception: it hands the DeerFlow snapshot's path to the suite when the
-machine has it.
+The project's own design document is ``docs/RATIONALE.md``; a ``DESIGN.md`` and "DESIGN §n"
+section numbers name a document the repository does not hold. `.ci/run` is the one exception: it
+hands the DeerFlow snapshot's path to the suite when the machine has it.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-_OUTSIDE = re.compile(r"(?<!docs/)(?<!\]\()DESIGN\.md|DESIGN §|\.\./shared|/work/shared")
+_OUTSIDE = re.compile(r"DESIGN\.md|DESIGN §|\.\./shared|/work/shared")
 _EXEMPT = {".ci/run", "tests/test_self_contained.py"}
 
 

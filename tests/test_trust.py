@@ -1,4 +1,4 @@
-"""strip_reserved_keys: callers cannot post evidence (docs/DESIGN.md#trust-boundary)."""
+"""strip_reserved_keys: callers cannot post evidence (docs/RATIONALE.md#trust-boundary)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """deerflow.knowledge: retrieval evidence that every reader re-verifies.
 
-The public API is re-exported here; see README.md, contracts/README.md and docs/DESIGN.md. The
+The public API is re-exported here; see README.md, contracts/README.md and docs/RATIONALE.md. The
 pure core (rules, ids, contract, envelope, the evidence reader, citations, budget, native
 snapshots, formatting, the trust boundary) is imported eagerly; the names built on LangChain (the
 tool, the task tool, the middleware) load on first use, so importing the package costs about as

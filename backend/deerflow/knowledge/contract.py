@@ -1,5 +1,5 @@
 """The contract's types: the verified record, a provider's hits, capabilities, the tool budget and
-the provider protocol with its optional hooks (docs/DESIGN.md#producing-evidence).
+the provider protocol with its optional hooks (docs/RATIONALE.md#producing-evidence).
 
 The rules the types enforce live in :mod:`deerflow.knowledge.rules`, as plain functions that the
 readers apply without building a model per record; the models here apply the very same

@@ -1,5 +1,5 @@
 """Evidence is laid out whole or not at all: the one rule every budget with entries follows
-(docs/DESIGN.md#budgets-and-fitting).
+(docs/RATIONALE.md#budgets-and-fitting).
 
 An excerpt cut short under a live citation handle would make a chip show text the model never
 saw, so every writer that fits entries into a character budget — the shared formatter's hits

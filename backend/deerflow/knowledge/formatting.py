@@ -1,5 +1,5 @@
 """Turn a provider's hits into a tool's content and evidence artifact under one budget
-(docs/DESIGN.md#producing-evidence).
+(docs/RATIONALE.md#producing-evidence).
 
 Every displayed cited hit shows a ready-to-copy ``[citation:Title](#knowledge-source-ID)`` link,
 the locators the provider really supplied, and its excerpt; only displayed excerpts enter the

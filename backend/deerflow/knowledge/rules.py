@@ -1,5 +1,5 @@
 """The contract's rules and limits, defined once: record fields and bounds, tool capabilities,
-output budgets (docs/DESIGN.md#limits).
+output budgets (docs/RATIONALE.md#limits).
 
 Every module that checks a record or bounds an output imports the rule from here; the models in
 :mod:`deerflow.knowledge.contract` apply the same functions, so a ``KnowledgeSource`` can never

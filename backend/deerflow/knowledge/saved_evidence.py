@@ -2,8 +2,9 @@
 
 A durable batch task stores its report beside a self-contained evidence payload
 ``{"knowledge_sources": {"version": 1, "sources": [...], "omitted_count": n}}``
-(docs/DESIGN.md#saved-evidence), and exports both. Nothing else of the run survives, so the payload is the
-only evidence a saved report's citations can resolve against — never a conversation's sources.
+(docs/RATIONALE.md#saved-evidence), and exports both. Nothing else of the run survives, so the
+payload is the only evidence a saved report's citations can resolve against — never a
+conversation's sources.
 :func:`read_saved_evidence` applies DeerFlow's rules to it: version 1, an integer
 ``omitted_count``, at most 100 native records, each cited in the stored report, with non-blank
 names and text, text at most 200,000 and pages at most 100, and the whole payload at most

@@ -1,4 +1,4 @@
-"""The trust boundary: callers never get to write evidence (docs/DESIGN.md#trust-boundary).
+"""The trust boundary: callers never get to write evidence (docs/RATIONALE.md#trust-boundary).
 
 Readers trust the reserved artifact keys — ``knowledge_sources``, ``knowledge_sources_version`` and
 ``retrieval_sources`` — because only a server-side retrieval tool is supposed to write them. A

@@ -1,4 +1,4 @@
-"""The provider exception family, named by whose fault a failure is (docs/DESIGN.md#errors).
+"""The provider exception family, named by whose fault a failure is (docs/RATIONALE.md#errors).
 
 ::
 

@@ -1,5 +1,5 @@
 """The trust boundary in front of DeerFlow's gateway: callers never write evidence
-(docs/DESIGN.md#trust-boundary).
+(docs/RATIONALE.md#trust-boundary).
 
 Readers trust the reserved artifact keys (``knowledge_sources``, ``knowledge_sources_version``,
 ``retrieval_sources``) because only a server-side retrieval tool writes them. DeerFlow's gateway
