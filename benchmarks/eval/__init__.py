@@ -12,6 +12,7 @@ sets themselves against the corpus and the structural facts of the responder's r
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from deerflow.knowledge.responder._quotes import sentences
 from deerflow.knowledge.tools import run_knowledge_search
 
 __all__ = [
+    "CLOSEST_HEADING",
     "LITERAL_PATH",
     "QUESTIONS_PATH",
     "Answer",
@@ -36,6 +38,8 @@ __all__ = [
     "Source",
     "Unanswerable",
     "answer",
+    "closest_passages",
+    "declined",
     "load_questions",
     "quality",
     "quoted_sentences",
@@ -111,9 +115,45 @@ def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
+#: The heading a declining reply shows its closest passages under.
+CLOSEST_HEADING = "Closest passages"
+_QUOTE_LINE_RE = re.compile(r"- “(?P<quote>.*)” (?P<link>\[[^\n]*\))\Z")
+_UNESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def declined(reply: str) -> bool:
+    """Whether a responder reply is its no-answer reply (closest passages may follow it)."""
+    return reply.split("\n", 1)[0] == NO_ANSWER
+
+
+def _quote_lines(reply: str) -> tuple[list[str], list[str]]:
+    """The quote lines of a reply's answer, and those under its closest-passages heading."""
+    answer: list[str] = []
+    closest: list[str] = []
+    target = answer
+    for line in reply.splitlines():
+        if line.lstrip("#").strip() == CLOSEST_HEADING:
+            target = closest
+        elif line.startswith("- “"):
+            target.append(line)
+    return answer, closest
+
+
+def _quote_of(line: str) -> str:
+    """The sentence a quote line quotes, as the document wrote it (Markdown escapes resolved)."""
+    match = _QUOTE_LINE_RE.match(line)
+    quoted = match.group("quote") if match else line[3 : line.rindex("”")]
+    return _UNESCAPE_RE.sub(r"\1", quoted)
+
+
 def quoted_sentences(reply: str) -> list[str]:
-    """The quoted sentences of a responder reply, in order."""
-    return [line[3 : line.index("”")] for line in reply.splitlines() if line.startswith("- “")]
+    """The sentences a responder reply quotes as its answer, in order (closest passages aside)."""
+    return [_quote_of(line) for line in _quote_lines(reply)[0]]
+
+
+def closest_passages(reply: str) -> list[str]:
+    """The sentences a declining reply shows as its closest passages, in order."""
+    return [_quote_of(line) for line in _quote_lines(reply)[1]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,14 +178,12 @@ async def answer(provider: RetrievalProvider, question: str) -> Answer:
     text = str(ExtractiveResponder().invoke([HumanMessage(question), tool]).content)
     sources = {s.id: s for s in read_envelope(content, artifact).sources}
     quotes: list[tuple[str, str | None, int | None]] = []
-    for line in text.splitlines():
-        if not line.startswith("- “"):
-            continue
+    for line in _quote_lines(text)[0]:
         cited = [sources.get(c.source_id) for c in find_citations(line) if c.source_id]
-        source = cited[0] if cited else None
+        source = cited[-1] if cited else None
         quotes.append(
             (
-                line[3 : line.index("”")],
+                _quote_of(line),
                 source.title if source else None,
                 source.page if source else None,
             )
@@ -178,6 +216,7 @@ class Quality:
     top3: int = 0
     in_evidence: int = 0
     quotable: int = 0
+    answered: int = 0
     first_quote: int = 0
     right_document: int = 0
     declined: int = 0
@@ -185,29 +224,39 @@ class Quality:
     misses: list[str] = field(default_factory=list)
 
     def figures(self) -> dict[str, float]:
+        """Every measure, keyed by the name ``bench_quality`` prints (see :func:`quality`)."""
         answerable = max(self.answerable, 1)
+        answered = max(self.answered, 1)
         return {
             "recall@1": self.top1 / answerable,
             "recall@3": self.top3 / answerable,
             "answer in evidence": self.in_evidence / answerable,
             "answer quotable": self.quotable / answerable,
-            "first quote answers": self.first_quote / answerable,
-            "cites the right document": self.right_document / answerable,
-            "unanswerable declined": self.declined / max(self.unanswerable, 1),
-            "off-question quotes per answer": self.off_question_quotes / answerable,
+            "answered": self.answered / answerable,
+            "precision": self.first_quote / answered,
+            "coverage": self.first_quote / answerable,
+            "expected document": self.right_document / answerable,
+            "declined": self.declined / max(self.unanswerable, 1),
+            "off-question quotes": self.off_question_quotes / answered,
         }
 
 
 async def quality(provider: Any, questions: Questions) -> Quality:
     """Search and answer every question of the set with ``provider`` (a LocalProvider).
 
-    * answer quotable (for context): a sentence the responder could quote from the verified
-      evidence contains an answer span — the ceiling of the first measure;
-    * first quote answers: the reply's first quoted sentence contains an answer span;
-    * cites the right document: a quote cites an answering document (and PDF page);
-    * unanswerable declined: the reply to an unanswerable question is the no-answer reply;
-    * off-question quotes per answer: quotes of an answerable question's reply that contain no
-      answer span, averaged over the answerable questions.
+    An *answer* is a reply that is not the no-answer reply; its quotes are the sentences it
+    quotes as the answer (a declining reply's closest passages are not an answer).
+
+    * answer quotable (the ceiling of coverage): a sentence the responder could quote from the
+      verified evidence contains an answer span;
+    * answered: the share of answerable questions that get an answer;
+    * precision: the answer's first quoted sentence contains an answer span, of the answerable
+      questions answered;
+    * coverage: the same, of all answerable questions;
+    * expected document: an answer quote cites an answering document (and PDF page), of all
+      answerable questions;
+    * declined: the reply to an unanswerable question is the no-answer reply;
+    * off-question quotes: answer quotes that contain no answer span, per answer.
     """
     report = Quality(answerable=len(questions.answerable), unanswerable=len(questions.unanswerable))
     for item in questions.answerable:
@@ -220,17 +269,18 @@ async def quality(provider: Any, questions: Questions) -> Quality:
         got = await answer(provider, item.question)
         report.in_evidence += any(e in where for e in got.evidence)
         report.quotable += any(_addresses(c, item.spans) for c in got.candidates)
+        report.answered += bool(got.quotes)
         first = bool(got.quotes) and _addresses(got.quotes[0][0], item.spans)
         report.first_quote += first
         report.right_document += any((title, page) in where for _, title, page in got.quotes)
         off = sum(not _addresses(quote, item.spans) for quote, _, _ in got.quotes)
         report.off_question_quotes += off
         if not first or off:
-            shown = [f"{q[:70]!r} ({t})" for q, t, _ in got.quotes] or ["(no quote)"]
+            shown = [f"{q[:70]!r} ({t})" for q, t, _ in got.quotes] or ["(declined)"]
             report.misses.append(f"{item.question!r}: rank {rank}; " + " | ".join(shown))
     for unanswerable in questions.unanswerable:
         text = await reply(provider, unanswerable.question)
-        if text == NO_ANSWER:
+        if declined(text):
             report.declined += 1
         else:
             report.misses.append(f"{unanswerable.question!r} (unanswerable) got: {text[:100]!r}")
