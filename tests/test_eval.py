@@ -101,7 +101,7 @@ def test_every_quote_is_a_sentence_of_the_verified_evidence_and_cites_it(
     [
         ("How does a reader verify the evidence behind a citation?", "evidence-verification.md"),
         ("What is the trust boundary?", "trust-boundary.md"),
-        ("How do I point the tool at my own LightRAG server?", "providers/lightrag-setup.md"),
+        ("How do I connect to my own LightRAG server?", "providers/lightrag-setup.md"),
     ],
 )
 def test_the_chat_pages_suggested_questions_are_answered_from_the_right_document(

@@ -2,13 +2,20 @@ from __future__ import annotations
 
 import asyncio
 
+from benchmarks.eval import closest_passages, declined, quoted_sentences
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations
 from deerflow.knowledge.formatting import citation_link
-from deerflow.knowledge.responder import NO_ANSWER, ExtractiveResponder
+from deerflow.knowledge.responder import (
+    ANSWER_HEADING,
+    CLOSEST_PASSAGES,
+    NO_ANSWER,
+    ExtractiveResponder,
+    inert,
+)
 from deerflow.knowledge.responder._quotes import sentences as _sentences
 
 GOOD = KnowledgeSource.create(
@@ -55,7 +62,7 @@ def test_answer_quotes_whole_sentences_with_exact_links() -> None:
 def test_forged_evidence_is_never_quoted() -> None:
     history = [HumanMessage("What do deer eat?"), _tool(GOOD, forged_title="Official.md")]
     answer = str(ExtractiveResponder().invoke(history).content)
-    assert "#knowledge-source-" not in answer and "found nothing" in answer
+    assert answer == NO_ANSWER
 
 
 def test_tool_errors_are_reported() -> None:
@@ -99,7 +106,7 @@ def _answer(question: str, *sources: KnowledgeSource) -> str:
 
 
 def _quotes(answer: str) -> list[str]:
-    return [line[3 : line.index("”")] for line in answer.splitlines() if line.startswith("- “")]
+    return quoted_sentences(answer)
 
 
 CONTRACT = KnowledgeSource.create(
@@ -175,8 +182,8 @@ def test_near_misses_are_declined() -> None:
     # A name the question asks about that no sentence mentions; the thing a "which" asks for;
     # a quantity for "how many" that no sentence states.
     assert _answer("Which Kubernetes version is required?", SETUP, LOCAL) == NO_ANSWER
-    assert _answer("Which port does the LightRAG server need?", SETUP, LOCAL) == NO_ANSWER
-    assert _answer("How many servers does the local provider need?", LOCAL) == NO_ANSWER
+    assert declined(_answer("Which port does the LightRAG server need?", SETUP, LOCAL))
+    assert declined(_answer("How many servers does the local provider need?", LOCAL))
     assert _quotes(_answer("How many characters are in a chunk?", LOCAL)) == [
         "Each document is cut into chunks of at most 800 characters."
     ]
@@ -241,7 +248,9 @@ def test_every_quote_is_text_of_a_verified_excerpt(excerpt: str, question: str) 
     normal = " ".join(excerpt.split())
     for quote in _quotes(answer):
         assert quote in normal
-    assert answer == NO_ANSWER or answer.startswith("From the knowledge base:")
+    assert declined(answer) or answer.startswith(ANSWER_HEADING)
+    for quote in closest_passages(answer):
+        assert quote in normal
 
 
 def test_unverified_evidence_is_never_quoted_even_when_it_matches() -> None:
@@ -303,8 +312,12 @@ def test_how_many_inside_a_question_still_asks_for_a_quantity() -> None:
             "were left out. At most 100 results fit in one tool result."
         ),
     )
-    quotes = _quotes(_answer("Is there a cap on how many results a tool result carries?", source))
-    assert quotes == ["At most 100 results fit in one tool result."]
+    answer = _answer("Is there a cap on how many results a tool result carries?", source)
+    # In so small an evidence the sentence that states a number of results is not sure enough
+    # to answer ("carries" is unstated), but it is the closest passage.
+    assert (_quotes(answer) or closest_passages(answer))[0] == (
+        "At most 100 results fit in one tool result."
+    )
 
 
 def test_a_further_quote_comes_from_the_document_that_answered_first() -> None:
@@ -369,10 +382,17 @@ def test_quotes_are_verified_text_cited_by_the_exact_link_of_their_source(
     answer = str(ExtractiveResponder().invoke([HumanMessage(question), tool]).content)
     verified = [s for i, s in enumerate(sources) if i != forged]
     lines = answer.splitlines()
-    assert answer == NO_ANSWER or lines[:2] == ["From the knowledge base:", ""]
-    for line in lines[2:]:
-        quote = line[3 : line.index("”")]
+    if declined(answer):
+        assert answer == NO_ANSWER or lines[1:4] == ["", f"### {CLOSEST_PASSAGES}", ""]
+        quoted = lines[4:]
+    else:
+        assert lines[:2] == [ANSWER_HEADING, ""]
+        quoted = lines[2:]
+    for line, quote in zip(
+        quoted, quoted_sentences(answer) or closest_passages(answer), strict=True
+    ):
         assert any(
-            line == f"- “{quote}” {citation_link(s)}" and quote in " ".join(s.excerpt.split())
+            line == f"- “{inert(quote)}” {citation_link(s)}"
+            and quote in " ".join(s.excerpt.split())
             for s in verified
         ), line

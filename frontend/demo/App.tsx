@@ -38,7 +38,7 @@ const COUNT_SHOWN_FROM = 0.8;
 const SUGGESTIONS = [
   "How does a reader verify the evidence behind a citation?",
   "What is the trust boundary?",
-  "How do I point the tool at my own LightRAG server?",
+  "How do I connect to my own LightRAG server?",
 ];
 
 interface GatewayInfo {

@@ -4,9 +4,17 @@ It is not a language model and says so. Given a question it calls ``knowledge_se
 the tool's answer it quotes the sentences of the *verified* evidence (re-read with
 ``read_evidence``) that answer the question (chosen by :mod:`deerflow.knowledge.responder._quotes`:
 the best sentence first, a further one only for a clause the first leaves open), each followed
-by that source's citation link copied exactly, or declines when no retrieved sentence answers. So the demo runs with no credentials and no network, and every citation it
-writes resolves — which makes it a useful baseline against which a real model's citations can be
+by that source's citation link copied exactly. It answers only when it is confident that its first
+quote answers the question; otherwise it says plainly that it found no sentence that answers it
+and shows the closest passages under their own heading, so a guess is never presented as an
+answer. So the demo runs with no credentials and no network, and every citation it writes
+resolves — which makes it a useful baseline against which a real model's citations can be
 compared.
+
+A quote is text a document wrote, and a document is untrusted: a Markdown link, autolink, raw
+HTML, image or citation inside a quoted sentence is escaped (:func:`inert`), so it shows as the
+characters the document wrote and is no link; the only link after a quote is the responder's own
+citation of the record the sentence came from.
 """
 
 from __future__ import annotations
@@ -37,11 +45,33 @@ from deerflow.knowledge.evidence import read_evidence
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.responder._quotes import Evidence, choose, sentences
 
-__all__ = ["MAX_QUOTED_SENTENCES", "NO_ANSWER", "RESPONDER_LABEL", "ExtractiveResponder"]
+__all__ = [
+    "ANSWER_HEADING",
+    "CLOSEST_PASSAGES",
+    "MAX_QUOTED_SENTENCES",
+    "NO_ANSWER",
+    "RESPONDER_LABEL",
+    "ExtractiveResponder",
+    "inert",
+]
 
 RESPONDER_LABEL: Final = "offline extractive responder (no language model)"
 MAX_QUOTED_SENTENCES: Final = 4
-NO_ANSWER: Final = "I found nothing in the knowledge base that answers this."
+#: The first line of every reply that does not answer (closest passages may follow it).
+NO_ANSWER: Final = "I found no sentence in the knowledge base that answers this."
+#: The heading the closest passages of a declined question are shown under.
+CLOSEST_PASSAGES: Final = "Closest passages"
+ANSWER_HEADING: Final = "From the knowledge base:"
+#: Every character CommonMark can read as markup inside a line (links, autolinks, images, raw
+#: HTML, entities, code spans, emphasis) and the backslash itself.
+_MARKUP_RE = re.compile(r"([\\`*_\[\]<>!&~|])")
+
+
+def inert(text: str) -> str:
+    """``text`` as CommonMark that renders exactly these characters and holds no link, image,
+    autolink, HTML, entity or code: each character that could start markup is backslash-escaped
+    (CommonMark renders an escaped ASCII punctuation character as itself)."""
+    return _MARKUP_RE.sub(r"\\\1", text)
 
 
 class ExtractiveResponder(BaseChatModel):
@@ -104,12 +134,15 @@ class ExtractiveResponder(BaseChatModel):
             for position, candidate in enumerate(sentences(source.excerpt))
             if candidate.text in normal
         ]
-        chosen = choose(question, evidence, limit=self.max_sentences)
-        if not chosen:
+        choice = choose(question, evidence, limit=self.max_sentences)
+        if choice.answer:
+            lines = [ANSWER_HEADING, ""]
+            lines += [_quote(item, sources) for item in choice.answer]
+            return "\n".join(lines)
+        if not choice.closest:
             return NO_ANSWER
-        lines = ["From the knowledge base:", ""]
-        for item in chosen:
-            lines.append(f"- “{item.candidate.text}” {citation_link(sources[item.rank])}")
+        lines = [NO_ANSWER, "", f"### {CLOSEST_PASSAGES}", ""]
+        lines += [_quote(item, sources) for item in choice.closest]
         return "\n".join(lines)
 
     # -- BaseChatModel plumbing ---------------------------------------------------------------
@@ -168,6 +201,11 @@ class ExtractiveResponder(BaseChatModel):
         # Word-sized pieces, so a UI sees a real stream (links arrive split across chunks).
         for piece in re.findall(r"\S+\s*|\s+", str(reply.content)):
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+
+
+def _quote(item: Evidence, sources: Sequence[KnowledgeSource]) -> str:
+    """One quote line: the sentence as inert text, then the citation of the record it came from."""
+    return f"- “{inert(item.candidate.text)}” {citation_link(sources[item.rank])}"
 
 
 def _verified_sources(tool_message: ToolMessage) -> Sequence[KnowledgeSource]:

@@ -31,17 +31,31 @@ from deerflow.knowledge.responder._terms import Term, concepts, question_terms
 
 __all__ = [
     "CLAUSE_ANSWERED",
+    "CONFIDENT_COVERAGE",
     "HEADING_WEIGHT",
+    "MAX_CLOSEST",
+    "MAX_UNSTATED_ELSEWHERE",
     "MIN_COVERAGE",
     "Candidate",
+    "Choice",
     "Evidence",
     "choose",
     "sentences",
 ]
 
-#: The best sentence must state at least this weighted share of the question, else the reply is
-#: the no-answer reply.
+#: A sentence stating less than this weighted share of the question is not even a close passage.
 MIN_COVERAGE: Final = 0.3
+#: The responder answers only when it is confident that its first quote answers the question: the
+#: best sentence states at least this weighted share of the question (its section heading and
+#: document title counting as context)…
+CONFIDENT_COVERAGE: Final = 0.5
+#: …and no question concept that it leaves unstated, although other retrieved sentences state it,
+#: weighs more than this share of the question (the evidence speaks of it, elsewhere: the best
+#: sentence is about something next to what was asked). Both were chosen on the evaluation set's
+#: tune split (benchmarks/eval) for precision first, and are measured on its held-out split.
+MAX_UNSTATED_ELSEWHERE: Final = 0.25
+#: A declined question shows at most this many closest passages.
+MAX_CLOSEST: Final = 3
 #: A further quote must state at least this weighted share of the whole question, divided by its
 #: number of clauses (a quote that answers one of two clauses states about half of it).
 FURTHER_COVERAGE: Final = 0.8
@@ -95,6 +109,19 @@ _NUMBER_RE = re.compile(
     r"twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|twice|dozen)\b",
     re.IGNORECASE,
 )
+#: "how many files…": the thing counted is the word after "many".
+_HOW_MANY_RE = re.compile(r"\bhow\s+many\s+(\w+)", re.IGNORECASE)
+#: "When was it released?" asks for a date (but "When does a reader drop a record?" for a
+#: condition).
+_WHEN_DATE_RE = re.compile(r"\s*when\s+(?:was|were|did)\b", re.IGNORECASE)
+_DATE_RE = re.compile(
+    r"\b(?:1[89]\d\d|2\d\d\d)\b|\b(?:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\b"
+)
+_WORD_RE = re.compile(r"[^\W\d_][\w-]*")
+#: A quantity's unit follows it within this many words (and characters): "100 source records".
+_UNIT_WORDS: Final = 3
+_UNIT_WINDOW_CHARS: Final = 40
 #: Clause boundaries of a question: a comma, semicolon, colon or question mark, or " and ".
 _CLAUSE_RE = re.compile(r"[,;:?]\s*|\s+and\s+", re.IGNORECASE)
 
@@ -271,18 +298,44 @@ def _clauses(question: str, terms: Sequence[Term]) -> list[list[str]]:
 @dataclass(frozen=True, slots=True)
 class _Focus:
     """What an answer must state, read off how the question opens: "Which *port*…" asks for a
-    port, "How do I *deploy*…" for deploying, "how many…" or "how long…" for a number."""
+    port, "How do I *deploy*…" for deploying, "how many *files*…" for a number of files, "how
+    long…" for a number with its unit, "When was… released?" for a date."""
 
     concept: str | None = None
     number: bool = False
+    unit: str | None = None
+    """"how many *files*": the number must count files (a concept within a few words after it)."""
+    date: bool = False
 
     def met(self, item: _Scored) -> bool:
-        if self.number and not _NUMBER_RE.search(item.evidence.candidate.text):
+        text = item.evidence.candidate.text
+        if self.number and not any(
+            _counts(text, match, self.unit) for match in _NUMBER_RE.finditer(text)
+        ):
+            return False
+        if self.date and not _DATE_RE.search(text):
             return False
         return self.concept is None or self.concept in item.words | item.context
 
 
+def _counts(text: str, number: re.Match[str], unit: str | None) -> bool:
+    """Whether ``number`` in ``text`` is a quantity with a unit — of ``unit`` when given: "800
+    characters", "one hundred validated sources" (a port in a URL or a version is not)."""
+    after = _WORD_RE.findall(text[number.end() : number.end() + _UNIT_WINDOW_CHARS])[:_UNIT_WORDS]
+    if not after or text[number.end() : number.end() + 1] not in (" ", ""):
+        return False
+    if unit is None:
+        return bool(concepts(after[0]))
+    return any(unit in concepts(word) for word in after)
+
+
 def _focus(question: str) -> _Focus:
+    if _WHEN_DATE_RE.match(question):
+        return _Focus(date=True)
+    many = _HOW_MANY_RE.search(question)
+    if many is not None:
+        found = concepts(many.group(1))
+        return _Focus(number=True, unit=found[0] if found else None)
     if _HOW_MUCH_RE.search(question):
         return _Focus(number=True)
     match = _WH_NOUN_RE.match(question) or _HOW_VERB_RE.match(question)
@@ -296,11 +349,43 @@ def _focus(question: str) -> _Focus:
     return _Focus(found[0] if found else None)
 
 
-def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[Evidence]:
-    """The candidates to quote for ``question``, best first; empty when none answers it."""
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """What the responder quotes: an answer it is confident of, or the closest passages."""
+
+    answer: tuple[Evidence, ...] = ()
+    """The quotes of the answer, best first; empty when the question is declined."""
+    closest: tuple[Evidence, ...] = ()
+    """When declined: the sentences that came closest, best first (never an answer)."""
+
+
+def _confident(
+    weights: dict[str, float],
+    order: Sequence[str],
+    best: _Scored,
+    scored: Sequence[_Scored],
+    *,
+    clauses: int,
+    first: _Scored,
+) -> bool:
+    """Whether the answer ``best`` (the concepts all its quotes state) answers the question, its
+    ``first`` quote a clause of it at least (see :data:`CONFIDENT_COVERAGE`)."""
+    if _coverage(weights, order, best) < CONFIDENT_COVERAGE:
+        return False
+    if _coverage(weights, order, first) < CONFIDENT_COVERAGE / max(clauses, 1):
+        return False
+    total = sum(weights[c] for c in order)
+    stated = frozenset().union(*(s.words | s.context for s in scored))
+    unstated = [c for c in order if c not in best.words | best.context and c in stated]
+    return all(weights[c] / total <= MAX_UNSTATED_ELSEWHERE for c in unstated)
+
+
+def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> Choice:
+    """The candidates to quote for ``question``: an answer, best first, when the best candidate
+    surely answers it; otherwise the closest candidates (none when nothing comes close)."""
     terms = question_terms(question)
     if not terms or not evidence:
-        return []
+        return Choice()
     scored = []
     for item in evidence:
         words = concepts(item.candidate.text)
@@ -318,16 +403,15 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[E
     weights = _weights(terms, scored)
     order = [t.concept for t in terms]
     focus = _focus(question)
-    ranked = sorted(
-        (item for item in scored if focus.met(item)),
-        key=lambda s: (
-            -_score(weights, order, s),
-            s.evidence.rank,
-            s.evidence.position,
-        ),
-    )
-    if not ranked or _coverage(weights, order, ranked[0]) < MIN_COVERAGE:
-        return []
+
+    def key(s: _Scored) -> tuple[float, int, int]:
+        return (-_score(weights, order, s), s.evidence.rank, s.evidence.position)
+
+    ranked = sorted((item for item in scored if focus.met(item)), key=key)
+    # Sentences that state what the question opens with come first among the closest, too.
+    closest = [*ranked, *sorted((s for s in scored if not focus.met(s)), key=key)]
+    if not ranked:
+        return _closest(weights, order, closest, limit)
     best = ranked[0]
     chosen = [best]
     seen = {best.evidence.candidate.text}
@@ -357,4 +441,30 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> list[E
                 chosen.append(other)
                 seen.add(other.evidence.candidate.text)
             break
-    return [s.evidence for s in chosen]
+    answered = _Scored(
+        best.evidence,
+        frozenset().union(*(s.words for s in chosen)),
+        frozenset().union(*(s.context for s in chosen)),
+        frozenset(),
+    )
+    if not _confident(weights, order, answered, scored, clauses=len(clauses), first=best):
+        return _closest(weights, order, closest, limit)
+    return Choice(answer=tuple(s.evidence for s in chosen))
+
+
+def _closest(
+    weights: dict[str, float], order: Sequence[str], ranked: Sequence[_Scored], limit: int
+) -> Choice:
+    """A declined question's closest passages: the best-ranked distinct sentences that state
+    some of the question themselves and at least :data:`MIN_COVERAGE` of it."""
+    closest: list[Evidence] = []
+    for item in ranked:
+        if len(closest) == min(MAX_CLOSEST, limit):
+            break
+        text = item.evidence.candidate.text
+        if _coverage(weights, order, item) < MIN_COVERAGE or not item.words & set(order):
+            continue
+        # A pronoun-led sentence is a candidate both alone and with the one before it.
+        if not any(text in c.candidate.text or c.candidate.text in text for c in closest):
+            closest.append(item.evidence)
+    return Choice(closest=tuple(closest))
