@@ -10,18 +10,24 @@ from pathlib import Path
 
 import pytest
 from benchmarks.eval import (
+    CLOSEST_HEADING,
     LITERAL_PATH,
     Question,
     Questions,
     Source,
     answer,
+    closest_passages,
+    declined,
     load_questions,
     quality,
     reply,
 )
 
+from deerflow.knowledge.citations import find_citations
+from deerflow.knowledge.envelope import read_envelope
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 from deerflow.knowledge.responder import NO_ANSWER
+from deerflow.knowledge.tools import run_knowledge_search
 
 QUESTIONS = load_questions()
 LITERAL = load_questions(LITERAL_PATH)
@@ -76,7 +82,7 @@ def test_an_unanswerable_question_gets_the_no_answer_reply(
     sample: tuple[LocalProvider, Path], question: str
 ) -> None:
     local, _ = sample
-    assert asyncio.run(reply(local, question)) == NO_ANSWER
+    assert declined(asyncio.run(reply(local, question)))
 
 
 def test_every_quote_is_a_sentence_of_the_verified_evidence_and_cites_it(
@@ -134,3 +140,64 @@ def test_answer_quotable_counts_a_span_only_when_a_quotable_sentence_holds_it(
     for span in ("no such phrase in any document", across):
         if span and not any(span in c for c in candidates):
             assert asyncio.run(quality(local, asked(span))).figures()["answer quotable"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # Near misses that were once answered with a sentence next to the asked fact.
+        "How long is a RAGFlow API key valid before it expires?",
+        "Under which open-source license is it released?",
+        "What is the largest PDF the local index accepts, in megabytes?",
+    ],
+)
+def test_a_near_miss_is_declined_and_shows_its_closest_passages_with_citations(
+    sample: tuple[LocalProvider, Path], question: str
+) -> None:
+    local, _ = sample
+    got = asyncio.run(answer(local, question))
+    assert declined(got.text) and not got.quotes
+    lines = got.text.splitlines()
+    assert lines[:4] == [NO_ANSWER, "", f"### {CLOSEST_HEADING}", ""]
+    closest = closest_passages(got.text)
+    assert closest and len(closest) == len(lines) - 4
+    # Each closest passage is a verified excerpt's sentence, followed by that record's citation.
+    content, artifact = asyncio.run(run_knowledge_search(local, question))
+    excerpts = {s.id: _normal(s.excerpt) for s in read_envelope(content, artifact).sources}
+    for line, quote in zip(lines[4:], closest, strict=True):
+        cited = find_citations(line)
+        assert len(cited) == 1 and cited[0].end == len(line)
+        assert cited[0].source_id in excerpts and quote in excerpts[cited[0].source_id]
+
+
+def test_bench_quality_prints_every_measure_for_tune_held_out_and_the_old_literal_set(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks import bench_quality
+
+    def few(path: Path | None = None) -> Questions:
+        """Two questions of each kind and split: the printing is under test, not the figures."""
+        questions = LITERAL if path == LITERAL_PATH else QUESTIONS
+        splits = ("tune", "held_out", "literal")
+        return Questions(
+            tuple(q for s in splits for q in [a for a in questions.answerable if a.split == s][:2]),
+            tuple(
+                q for s in splits for q in [u for u in questions.unanswerable if u.split == s][:2]
+            ),
+        )
+
+    monkeypatch.setattr(bench_quality, "load_questions", few)
+    bench_quality.main([])
+    printed = capsys.readouterr().out
+    runs = printed.split("\n")
+    headers = [line.split(":")[0] for line in runs if line and not line.startswith(" ")]
+    assert {"tune", "held_out", "old literal set"} <= set(headers)
+    for measure in (
+        "precision",
+        "coverage",
+        "expected document",
+        "declined",
+        "off-question quotes",
+        "answer quotable",
+    ):
+        assert sum(line.startswith(f"  {measure} ") for line in runs) == len(headers), measure
