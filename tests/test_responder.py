@@ -396,3 +396,23 @@ def test_quotes_are_verified_text_cited_by_the_exact_link_of_their_source(
             and quote in " ".join(s.excerpt.split())
             for s in verified
         ), line
+
+
+def test_a_declined_question_shows_at_most_max_closest_passages() -> None:
+    from deerflow.knowledge.responder._quotes import MAX_CLOSEST
+
+    many = KnowledgeSource.create(
+        provider="local",
+        title="deer.md",
+        excerpt=" ".join(
+            f"Deer number {n} eat acorns in the woods near hill {n}." for n in range(9)
+        ),
+    )
+    question = "Which colour are the acorns deer eat in the woods?"
+    for most in (MAX_CLOSEST, MAX_CLOSEST + 1):
+        tool = _tool(many)
+        answer = str(
+            ExtractiveResponder(max_closest=most).invoke([HumanMessage(question), tool]).content
+        )
+        assert declined(answer) and len(closest_passages(answer)) == most
+    assert len(closest_passages(_answer(question, many))) == MAX_CLOSEST

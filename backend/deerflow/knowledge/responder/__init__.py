@@ -43,7 +43,7 @@ from langchain_core.tools import BaseTool
 from deerflow.knowledge.contract import KnowledgeSource
 from deerflow.knowledge.evidence import read_evidence
 from deerflow.knowledge.formatting import citation_link
-from deerflow.knowledge.responder._quotes import Evidence, choose, sentences
+from deerflow.knowledge.responder._quotes import MAX_CLOSEST, Evidence, choose, sentences
 
 __all__ = [
     "ANSWER_HEADING",
@@ -79,6 +79,7 @@ class ExtractiveResponder(BaseChatModel):
 
     tool_name: str = "knowledge_search"
     max_sentences: int = MAX_QUOTED_SENTENCES
+    max_closest: int = MAX_CLOSEST
 
     @property
     def _llm_type(self) -> str:
@@ -134,7 +135,7 @@ class ExtractiveResponder(BaseChatModel):
             for position, candidate in enumerate(sentences(source.excerpt))
             if candidate.text in normal
         ]
-        choice = choose(question, evidence, limit=self.max_sentences)
+        choice = choose(question, evidence, limit=self.max_sentences, closest=self.max_closest)
         if choice.answer:
             lines = [ANSWER_HEADING, ""]
             lines += [_quote(item, sources) for item in choice.answer]

@@ -380,9 +380,12 @@ def _confident(
     return all(weights[c] / total <= MAX_UNSTATED_ELSEWHERE for c in unstated)
 
 
-def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> Choice:
-    """The candidates to quote for ``question``: an answer, best first, when the best candidate
-    surely answers it; otherwise the closest candidates (none when nothing comes close)."""
+def choose(
+    question: str, evidence: Sequence[Evidence], *, limit: int, closest: int = MAX_CLOSEST
+) -> Choice:
+    """The candidates to quote for ``question``: an answer of at most ``limit`` quotes, best
+    first, when the best candidate surely answers it; otherwise at most ``closest`` closest
+    candidates (none when nothing comes close)."""
     terms = question_terms(question)
     if not terms or not evidence:
         return Choice()
@@ -409,9 +412,9 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> Choice
 
     ranked = sorted((item for item in scored if focus.met(item)), key=key)
     # Sentences that state what the question opens with come first among the closest, too.
-    closest = [*ranked, *sorted((s for s in scored if not focus.met(s)), key=key)]
+    nearest = [*ranked, *sorted((s for s in scored if not focus.met(s)), key=key)]
     if not ranked:
-        return _closest(weights, order, closest, limit)
+        return _closest(weights, order, nearest, closest)
     best = ranked[0]
     chosen = [best]
     seen = {best.evidence.candidate.text}
@@ -448,18 +451,18 @@ def choose(question: str, evidence: Sequence[Evidence], *, limit: int) -> Choice
         frozenset(),
     )
     if not _confident(weights, order, answered, scored, clauses=len(clauses), first=best):
-        return _closest(weights, order, closest, limit)
+        return _closest(weights, order, nearest, closest)
     return Choice(answer=tuple(s.evidence for s in chosen))
 
 
 def _closest(
-    weights: dict[str, float], order: Sequence[str], ranked: Sequence[_Scored], limit: int
+    weights: dict[str, float], order: Sequence[str], ranked: Sequence[_Scored], most: int
 ) -> Choice:
     """A declined question's closest passages: the best-ranked distinct sentences that state
     some of the question themselves and at least :data:`MIN_COVERAGE` of it."""
     closest: list[Evidence] = []
     for item in ranked:
-        if len(closest) == min(MAX_CLOSEST, limit):
+        if len(closest) >= most:
             break
         text = item.evidence.candidate.text
         if _coverage(weights, order, item) < MIN_COVERAGE or not item.words & set(order):
