@@ -416,3 +416,30 @@ def test_a_declined_question_shows_at_most_max_closest_passages() -> None:
         )
         assert declined(answer) and len(closest_passages(answer)) == most
     assert len(closest_passages(_answer(question, many))) == MAX_CLOSEST
+
+
+def test_a_quantity_is_a_number_of_what_was_asked_and_a_date_is_a_date() -> None:
+    chunks = KnowledgeSource.create(
+        provider="local",
+        title="local-index.txt",
+        excerpt=(
+            "Each index chunk holds at most 800 characters of a file. The index server listens "
+            "at http://localhost:9380 for API key requests. LightRAG 1.4.9 or newer is required."
+        ),
+    )
+    # "How many files": 800 counts characters; "how long": a port in a URL is no duration;
+    # "When was … released?": a version is no date.
+    assert declined(_answer("How many files can one index chunk hold?", chunks))
+    assert declined(_answer("How long is an index server API key valid?", chunks))
+    assert declined(_answer("When was LightRAG 1.4.9 released?", chunks))
+    assert _quotes(_answer("How many characters can one index chunk hold?", chunks)) == [
+        "Each index chunk holds at most 800 characters of a file."
+    ]
+    dated = KnowledgeSource.create(
+        provider="local",
+        title="changes.md",
+        excerpt="LightRAG 1.4.9 was released in March 2025 with a new query endpoint.",
+    )
+    assert _quotes(_answer("When was LightRAG 1.4.9 released?", dated)) == [
+        "LightRAG 1.4.9 was released in March 2025 with a new query endpoint."
+    ]
