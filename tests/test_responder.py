@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from benchmarks.eval import closest_passages, declined, quoted_sentences
 from hypothesis import assume, given, settings
@@ -443,3 +444,34 @@ def test_a_quantity_is_a_number_of_what_was_asked_and_a_date_is_a_date() -> None
     assert _quotes(_answer("When was LightRAG 1.4.9 released?", dated)) == [
         "LightRAG 1.4.9 was released in March 2025 with a new query endpoint."
     ]
+
+
+def test_reading_quantities_and_quoting_inertly_cost_linear_work(monkeypatch: Any) -> None:
+    from deerflow.knowledge.responder import _quotes
+
+    calls = 0
+    counted = _quotes.concepts
+
+    def counting(text: str) -> tuple[str, ...]:
+        nonlocal calls
+        calls += 1
+        return counted(text)
+
+    monkeypatch.setattr(_quotes, "concepts", counting)
+    focus = _quotes._focus("How many acorns do deer eat?")
+    work = []
+    for size in (100_000, 200_000):
+        text = "1 x " * (size // 4)  # a number every four characters, none counting acorns
+        item = _quotes._Scored(
+            _quotes.Evidence(_quotes.Candidate(text, ""), 0, 0, "t.md"),
+            frozenset(),
+            frozenset(),
+            frozenset(),
+        )
+        calls = 0
+        assert not focus.met(item)
+        work.append(calls)
+    # Each number reads at most a few words after it: twice the text, twice the work.
+    assert work[1] <= 2 * work[0] + _quotes._UNIT_WORDS
+    assert work[1] <= _quotes._UNIT_WORDS * 200_000 // 4
+    assert inert("<[`" * 333_334).count("\\") == 3 * 333_334  # a million characters
