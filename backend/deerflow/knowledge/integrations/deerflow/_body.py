@@ -37,9 +37,10 @@ from deerflow.knowledge.trust import (
 __all__ = ["MAX_BODY_TOKENS", "Pass", "Refuse", "Replace", "Work", "check_body"]
 
 #: The most tokens (brackets, commas, quotes, ``\\u`` escapes) a checked body may hold. A run
-#: DeerFlow's UI starts holds about a hundred and a 1,000-message state write about 100,000; at
-#: the limit the check costs about a second of one worker thread.
-MAX_BODY_TOKENS: Final = 1_000_000
+#: DeerFlow's UI starts holds about a hundred; a state write of 2,500 tool-calling messages about
+#: 160,000; prose counts its commas and quotes. The parse and the strip build at most one value
+#: per token, so this bounds their time and memory whatever the byte size.
+MAX_BODY_TOKENS: Final = 250_000
 
 _TOKENS: Final = ("[", "]", "{", "}", ",", '"', "\\u")
 _OPEN: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
@@ -47,6 +48,7 @@ _OPEN: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
 # length and never backtracks.
 _STRING_REST: Final = re.compile(r'(?:[^"\\]++|\\.)*+"', re.DOTALL)
 _NOT_BRACKETS: Final = re.compile(r"[^\[\]{}]++")
+_DEPTH_SLICE: Final = 65536
 # What must appear in the text of a body the strip could change or refuse: a reserved key, an
 # argument key (its string is decoded and walked) or an escape that could spell either.
 _NEEDS_STRIP: Final = (*sorted(RESERVED_KEYS), *(f'"{key}"' for key in sorted(ARGUMENT_KEYS)), "\\u")
@@ -103,44 +105,55 @@ def check_body(
     for token in _TOKENS:
         tokens += text.count(token)
         work.chars += len(text)
+    # Depth first, within the budget's reach: a body nested past the limit is named as such
+    # even when it is also over the budget. The walk refuses a container at depth
+    # max_depth + 1 (the outermost is at depth 0).
+    if _deepest(text, max_depth + 2, max_tokens, work) > max_depth + 1:
+        return Refuse(422, "the request body cannot be checked for forged evidence: "
+                           f"it nests deeper than {max_depth} levels")  # fmt: skip
     if tokens > max_tokens:
         return Refuse(413, f"the request body holds more than {max_tokens} JSON tokens "
                            "(brackets, commas, quotes, \\u escapes) to check")  # fmt: skip
-    # The walk refuses a container at depth max_depth + 1 (the outermost is at depth 0).
-    if _deepest(text, max_depth + 2, work) > max_depth + 1:
-        return Refuse(422, "the request body cannot be checked for forged evidence: "
-                           f"it nests deeper than {max_depth} levels")  # fmt: skip
     work.chars += len(text) * len(_NEEDS_STRIP)
     if not any(marker in text for marker in _NEEDS_STRIP):
         return Pass()
     return _strip(body, text, encoding, max_depth)
 
 
-def _deepest(text: str, stop: int, work: Work) -> int:
-    """The deepest bracket nesting outside strings, up to ``stop`` (the scan ends there)."""
-    depth = deepest = 0
-    position = 0
-    while True:
+def _deepest(text: str, stop: int, budget: int, work: Work) -> int:
+    """The deepest bracket nesting outside strings, counted up to ``stop``, in what the first
+    ``budget`` tokens of ``text`` reach (all of a body within the budget)."""
+    outside: list[str] = []
+    position = strings = 0
+    while strings <= budget // 2:  # one step per string: one regex match skips it
         work.steps += 1
+        strings += 1
         quote = text.find('"', position)
-        outside = text[position:] if quote < 0 else text[position:quote]
-        brackets = _NOT_BRACKETS.sub("", outside)
-        work.chars += 2 * len(outside)
-        if brackets:
-            levels = list(accumulate(map(_OPEN.__getitem__, brackets), initial=depth))
-            work.chars += len(brackets)
-            deepest = max(deepest, max(levels))
-            depth = levels[-1]
-            if deepest >= stop:
-                return deepest
         if quote < 0:
-            return deepest
+            outside.append(text[position:])
+            break
+        outside.append(text[position:quote])
         end = _STRING_REST.match(text, quote + 1)
         if end is None:  # an unterminated string: not JSON, and nothing past it is structure
-            work.chars += len(text) - quote
-            return deepest
-        work.chars += end.end() - quote
+            break
         position = end.end()
+    work.chars += 2 * len(text)
+    structure = "".join(outside)
+    depth = deepest = seen = 0
+    # In slices, so that each C pass holds the GIL briefly and the scan stops at the limit.
+    for start in range(0, len(structure), _DEPTH_SLICE):
+        work.steps += 1
+        brackets = _NOT_BRACKETS.sub("", structure[start : start + _DEPTH_SLICE])
+        work.chars += 2 * min(_DEPTH_SLICE, len(structure) - start) + len(brackets)
+        if not brackets:
+            continue
+        levels = list(accumulate(map(_OPEN.__getitem__, brackets), initial=depth))
+        deepest = max(deepest, *levels)
+        seen += len(brackets)
+        if deepest >= stop or seen > budget:
+            break
+        depth = levels[-1]
+    return deepest
 
 
 def _strip(body: bytes, text: str, encoding: str, max_depth: int) -> Pass | Replace | Refuse:
