@@ -118,7 +118,8 @@ def _case(name: str) -> dict[str, float]:
         capture_output=True,
         text=True,
     )
-    return json.loads(completed.stdout)
+    measured: dict[str, float] = json.loads(completed.stdout)
+    return measured
 
 
 def main() -> None:

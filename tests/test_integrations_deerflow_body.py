@@ -93,7 +93,8 @@ def test_pathological_bodies_cost_linear_work(name: str, monkeypatch: pytest.Mon
     if name == "open brackets":
         assert work.steps <= 2  # the scan stops at the limit
     if name in ("open brackets", "open objects"):
-        assert verdict == Refuse(422, verdict.reason) and "deeper than 100 levels" in verdict.reason
+        assert isinstance(verdict, Refuse) and verdict.status == 422
+        assert "deeper than 100 levels" in verdict.reason
         assert counted.loads == 0
     elif name != "escapes":  # no marker: passed unparsed
         assert verdict == Pass() and counted.loads == 0
@@ -143,7 +144,9 @@ def test_json_inside_an_argument_string_counts_against_the_budget(
     assert isinstance(check_body(text.encode()), Refuse)  # over the default budget
     counted = Counted(monkeypatch)
     verdict = check_body(text.encode(), max_tokens=10 * N)
-    assert verdict == Pass()  # walked (a reserved key and an argument key are named): nothing to strip
+    assert (
+        verdict == Pass()
+    )  # walked (a reserved key and an argument key are named): nothing to strip
     assert counted.visits <= _tokens(text) + 1
     assert counted.visits > N // 9  # the decoded arguments were walked
 

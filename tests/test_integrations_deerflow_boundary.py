@@ -205,11 +205,83 @@ def test_body_size_limit_at_and_past_the_limit() -> None:
         KnowledgeTrustBoundary(app, max_body_bytes=0)
 
 
+def test_token_budget_and_depth_at_and_past_their_limits() -> None:
+    app = Recorder()
+    boundary = KnowledgeTrustBoundary(app, max_body_tokens=50, max_depth=3)
+    at_budget = b"[" + b"1," * 48 + b"1]"  # "[", 48 commas, "]": 50 tokens
+    assert _request(boundary, at_budget)[0] == 200
+    status, reply = _request(boundary, b"[" + b"1," * 49 + b"1]")
+    assert status == 413 and b"more than 50 JSON tokens" in reply
+    assert _request(boundary, b"[[[[]]]]")[0] == 200  # depths 0 to 3
+    status, reply = _request(boundary, b"[[[[[]]]]]")
+    assert status == 422 and b"deeper than 3 levels" in reply
+    assert [body for _, body in app.calls] == [at_budget, b"[[[[]]]]"]
+
+
+@pytest.mark.parametrize(
+    "keyword", ["max_body_bytes", "max_body_tokens", "max_depth", "max_concurrent_checks"]
+)
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "2"])
+def test_limits_are_positive_integers(keyword: str, value: Any) -> None:
+    with pytest.raises(ValueError, match=keyword):
+        KnowledgeTrustBoundary(Recorder(), **{keyword: value})
+
+
+def test_at_most_max_concurrent_checks_run_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four bodies at once, two check slots: two checks start (each held until released), the
+    other two wait for a slot without a thread; counted on the loop, where checks are handed out."""
+    from deerflow.knowledge.integrations.deerflow import _body
+
+    release = threading.Event()
+    started: list[int] = []
+    real_to_thread = asyncio.to_thread
+
+    def held_check(body: bytes, **limits: Any) -> Any:
+        release.wait(timeout=20)
+        return _body.Pass()
+
+    async def counting_to_thread(func: Any, *args: Any, **kwargs: Any) -> Any:
+        if func is held_check:
+            started.append(len(started))
+        return await real_to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(_body, "check_body", held_check)
+    monkeypatch.setattr(asyncio, "to_thread", counting_to_thread)
+    app = Recorder()
+    boundary = KnowledgeTrustBoundary(app, max_concurrent_checks=2)
+    received = 0
+
+    async def call(n: int) -> None:
+        async def receive() -> dict[str, Any]:
+            nonlocal received
+            received += 1
+            return {"type": "http.request", "body": b"[%d]" % n, "more_body": False}
+
+        async def send(message: Any) -> None:
+            pass
+
+        await boundary({"type": "http", "method": "POST", "path": "/x", "headers": []},
+                       receive, send)  # fmt: skip
+
+    async def scenario() -> None:
+        calls = [asyncio.create_task(call(n)) for n in range(4)]
+        while received < 4:  # every request has handed over its body ...
+            await asyncio.sleep(0)
+        for _ in range(3):  # ... and run on to its check slot (loop steps, not time)
+            await asyncio.sleep(0)
+        assert len(started) == 2
+        release.set()
+        await asyncio.gather(*calls)
+
+    asyncio.run(scenario())
+    assert len(started) == 4 and len(app.calls) == 4
+
+
 def test_a_client_that_disconnects_runs_nothing() -> None:
     app = Recorder()
     scope = {"type": "http", "method": "POST", "path": "/api/runs/wait", "headers": []}
-    messages = [{"type": "http.request", "body": b'{"a"', "more_body": True},
-                {"type": "http.disconnect"}]  # fmt: skip
+    messages: list[dict[str, Any]] = [{"type": "http.request", "body": b'{"a"', "more_body": True},
+                                      {"type": "http.disconnect"}]  # fmt: skip
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:

@@ -51,7 +51,11 @@ _NOT_BRACKETS: Final = re.compile(r"[^\[\]{}]++")
 _DEPTH_SLICE: Final = 65536
 # What must appear in the text of a body the strip could change or refuse: a reserved key, an
 # argument key (its string is decoded and walked) or an escape that could spell either.
-_NEEDS_STRIP: Final = (*sorted(RESERVED_KEYS), *(f'"{key}"' for key in sorted(ARGUMENT_KEYS)), "\\u")
+_NEEDS_STRIP: Final = (
+    *sorted(RESERVED_KEYS),
+    *(f'"{key}"' for key in sorted(ARGUMENT_KEYS)),
+    "\\u",
+)
 
 
 @dataclass(frozen=True, slots=True)
