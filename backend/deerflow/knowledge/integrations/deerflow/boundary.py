@@ -40,10 +40,12 @@ from deerflow.knowledge.trust import MAX_STRIP_DEPTH
 
 __all__ = ["MAX_BODY_BYTES", "MAX_BODY_TOKENS", "MAX_CONCURRENT_CHECKS", "KnowledgeTrustBoundary"]
 
-#: The largest JSON body the boundary reads; a larger one is refused, never passed unread. The
-#: largest JSON bodies DeerFlow's routes take are GitHub's webhook deliveries (GitHub sends up to
-#: 25 MB) and run input with inline base64 images (a model provider takes up to 32 MB a request);
-#: files themselves go through DeerFlow's multipart uploads, which pass untouched.
+#: The largest JSON body the boundary reads; a larger one is refused, never passed unread. A run
+#: DeerFlow's UI starts is under a kilobyte (attachments travel as multipart uploads, which pass
+#: untouched; the message carries their names). The limit is for the largest JSON DeerFlow's
+#: routes take: GitHub webhook deliveries (up to 25 MB) and run input with inline base64 images,
+#: which a model provider takes up to 32 MB a request (Anthropic's Messages API). The bytes cost
+#: only linear passes; what a body can make the check build is bounded by MAX_BODY_TOKENS.
 MAX_BODY_BYTES: Final = 32 * 1024 * 1024
 #: Bodies checked at once, each in a worker thread; more wait their turn. The check holds the GIL
 #: most of the time, so more threads would add no throughput, only memory.
