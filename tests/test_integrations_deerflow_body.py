@@ -184,6 +184,14 @@ def test_a_rewritten_body_keeps_its_encoding_and_its_length(encoding: str) -> No
     assert forwarded == strip_reserved_keys(_forged()).value
 
 
+def test_a_lone_surrogate_stays_an_escape_in_a_rewritten_body() -> None:
+    body = b'{"m": {"artifact": {"knowledge_sources": [1], "k": "\\ud800\\u00e9"}}}'
+    verdict = check_body(body)
+    assert isinstance(verdict, Replace) and len(verdict.body) == len(body)
+    assert b"\\ud800" in verdict.body
+    assert json.loads(verdict.body.decode("utf-8")) == {"m": {"artifact": {"k": "\ud800\u00e9"}}}
+
+
 def test_a_rewrite_that_would_not_fit_is_refused() -> None:
     """Python writes ``1E5`` as ``100000.0``: a compact body whose numbers grow more than the
     removed keys shrink it cannot keep its length, so it is refused rather than mislabelled."""

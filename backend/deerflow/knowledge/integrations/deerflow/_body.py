@@ -13,8 +13,8 @@ stripped: one naming a reserved key, an argument key (whose string the strip dec
 escape (which could spell either). Any other body is passed byte for byte without being parsed;
 the strip could neither remove nor refuse anything in it.
 
-A rewritten body is compact JSON in the body's own encoding, padded with spaces to the original
-length, so the ``Content-Length`` the app was already given stays true; one that does not fit
+A rewritten body is compact JSON in the body's own encoding (a lone surrogate stays a ``\\u``
+escape, so the bytes are valid in it), padded with spaces to the original length, so the ``Content-Length`` the app was already given stays true; one that does not fit
 (Python writes some numbers longer than the caller did) is refused, never forwarded mislabelled.
 """
 
@@ -175,10 +175,14 @@ def _strip(body: bytes, text: str, encoding: str, max_depth: int) -> Pass | Repl
     if not removed:
         return Pass()
     out = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))
-    encoded = out.encode(encoding, "surrogatepass")
-    space = len((out + " ").encode(encoding, "surrogatepass")) - len(encoded)
+    try:
+        encoded = out.encode(encoding)
+    except UnicodeEncodeError:  # a lone surrogate (sent as a \u escape) stays an escape
+        out = json.dumps(stripped, separators=(",", ":"))
+        encoded = out.encode(encoding)
+    space = len((out + " ").encode(encoding)) - len(encoded)
     room = len(body) - len(encoded)
     if room < 0 or room % space:
         return Refuse(422, "the request body cannot be rewritten without its forged evidence "
                            "within its own length; send it without reserved evidence keys")  # fmt: skip
-    return Replace((out + " " * (room // space)).encode(encoding, "surrogatepass"), removed)
+    return Replace((out + " " * (room // space)).encode(encoding), removed)
