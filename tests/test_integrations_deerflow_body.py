@@ -24,6 +24,8 @@ from deerflow.knowledge.integrations.deerflow._body import (
     Pass,
     Refuse,
     Replace,
+    TooLarge,
+    Unchecked,
     Work,
     check_body,
 )
@@ -93,7 +95,7 @@ def test_pathological_bodies_cost_linear_work(name: str, monkeypatch: pytest.Mon
     if name == "open brackets":
         assert work.steps <= 2  # the scan stops at the limit
     if name in ("open brackets", "open objects"):
-        assert isinstance(verdict, Refuse) and verdict.status == 422
+        assert isinstance(verdict, Unchecked)
         assert "deeper than 100 levels" in verdict.reason
         assert counted.loads == 0
     elif name != "escapes":  # no marker: passed unparsed
@@ -107,7 +109,7 @@ def test_over_the_token_budget_nothing_is_parsed_and_the_scan_stops_at_the_budge
     work = Work()
     text = _hostile(8 * 1024 * 1024)
     verdict = check_body(text.encode(), work=work)
-    assert isinstance(verdict, Refuse) and verdict.status == 413
+    assert isinstance(verdict, TooLarge)
     assert f"more than {MAX_BODY_TOKENS} JSON tokens" in verdict.reason
     assert counted.loads == 0 and counted.visits == 0
     # One step for the (absent) strings, then 64 KiB slices only until the budget's brackets.
@@ -119,7 +121,7 @@ def test_a_deep_body_over_the_budget_is_named_deep() -> None:
     text = '{"a":' * 100_000 + "0" + "}" * 100_000
     assert _tokens(text) > MAX_BODY_TOKENS
     verdict = check_body(text.encode())
-    assert isinstance(verdict, Refuse) and verdict.status == 422
+    assert isinstance(verdict, Unchecked)
 
 
 def test_the_token_budget_at_the_limit_and_one_past() -> None:
@@ -128,10 +130,10 @@ def test_the_token_budget_at_the_limit_and_one_past() -> None:
 
     assert _tokens(body(50).decode()) == 50
     assert check_body(body(50), max_tokens=50) == Pass()
-    assert isinstance(check_body(body(51), max_tokens=50), Refuse)
+    assert isinstance(check_body(body(51), max_tokens=50), TooLarge)
     assert check_body(body(MAX_BODY_TOKENS)) == Pass()
     refused = check_body(body(MAX_BODY_TOKENS + 1))
-    assert isinstance(refused, Refuse) and refused.status == 413
+    assert isinstance(refused, TooLarge)
 
 
 def test_json_inside_an_argument_string_counts_against_the_budget(
@@ -141,7 +143,7 @@ def test_json_inside_an_argument_string_counts_against_the_budget(
     count, so hostile JSON cannot hide from the budget inside a string."""
     inner = _hostile(N // 3)
     text = json.dumps({"args": inner, "knowledge_sources": 1})
-    assert isinstance(check_body(text.encode()), Refuse)  # over the default budget
+    assert isinstance(check_body(text.encode()), TooLarge)  # over the default budget
     counted = Counted(monkeypatch)
     verdict = check_body(text.encode(), max_tokens=10 * N)
     assert (
@@ -156,7 +158,7 @@ def test_nesting_spelled_in_escapes_is_refused() -> None:
     levels = MAX_STRIP_DEPTH + 2
     text = '{"args":"' + "\\u005b" * levels + "\\u005d" * levels + '"}'
     verdict = check_body(text.encode())
-    assert isinstance(verdict, Refuse) and verdict.status == 422
+    assert isinstance(verdict, Unchecked)
 
 
 def _forged(extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -198,7 +200,7 @@ def test_a_rewrite_that_would_not_fit_is_refused() -> None:
     numbers = "[" + ",".join(["1E5"] * 40) + "]"
     text = '{"n":' + numbers + ',"m":{"artifact":{"knowledge_sources":0}}}'
     verdict = check_body(text.encode())
-    assert isinstance(verdict, Refuse) and verdict.status == 422
+    assert isinstance(verdict, Unchecked)
     assert "within its own length" in verdict.reason
 
 
@@ -265,7 +267,7 @@ def test_the_verdict_is_the_strips(
     raw = body.encode(encoding)
     expected, stripped = _oracle(raw)
     verdict = check_body(raw)
-    if isinstance(verdict, Refuse) and "nests deeper" in verdict.reason:
+    if isinstance(verdict, Unchecked) and "nests deeper" in verdict.reason:
         # Nesting is refused as written, also where the strip would drop the deep part unvisited
         # (under a reserved key): stricter than the strip, never laxer.
         assert _levels(json.loads(raw)) > MAX_STRIP_DEPTH + 1
@@ -273,9 +275,9 @@ def test_the_verdict_is_the_strips(
     if expected == "pass":
         assert verdict == Pass()
     elif expected == "refuse":
-        assert isinstance(verdict, Refuse) and verdict.status == 422
+        assert isinstance(verdict, Unchecked)
     elif isinstance(verdict, Replace):
         assert len(verdict.body) == len(raw)
         assert json.loads(verdict.body) == stripped
     else:  # failing closed is the only other answer
-        assert isinstance(verdict, Refuse) and "within its own length" in verdict.reason
+        assert isinstance(verdict, Unchecked) and "within its own length" in verdict.reason

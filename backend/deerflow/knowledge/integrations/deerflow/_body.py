@@ -34,7 +34,16 @@ from deerflow.knowledge.trust import (
     strip_reserved_keys,
 )
 
-__all__ = ["MAX_BODY_TOKENS", "Pass", "Refuse", "Replace", "Work", "check_body"]
+__all__ = [
+    "MAX_BODY_TOKENS",
+    "Pass",
+    "Refuse",
+    "Replace",
+    "TooLarge",
+    "Unchecked",
+    "Work",
+    "check_body",
+]
 
 #: The most tokens (brackets, commas, quotes, ``\\u`` escapes) a checked body may hold. A run
 #: DeerFlow's UI starts holds about a hundred; a state write of 2,500 tool-calling messages about
@@ -73,10 +82,21 @@ class Replace:
 
 @dataclass(frozen=True, slots=True)
 class Refuse:
-    """Answer ``status`` with ``reason``: the caller's fault, and nothing reaches the app."""
+    """Refuse the body, saying ``reason``: the caller's fault, and nothing reaches the app."""
 
-    status: int
     reason: str
+
+
+class TooLarge(Refuse):
+    """More to check than the limits allow (the boundary answers 413)."""
+
+    __slots__ = ()
+
+
+class Unchecked(Refuse):
+    """It cannot be checked for forged evidence, or not rewritten without it (422)."""
+
+    __slots__ = ()
 
 
 @dataclass(slots=True)
@@ -113,10 +133,10 @@ def check_body(
     # even when it is also over the budget. The walk refuses a container at depth
     # max_depth + 1 (the outermost is at depth 0).
     if _deepest(text, max_depth + 2, max_tokens, work) > max_depth + 1:
-        return Refuse(422, "the request body cannot be checked for forged evidence: "
+        return Unchecked("the request body cannot be checked for forged evidence: "
                            f"it nests deeper than {max_depth} levels")  # fmt: skip
     if tokens > max_tokens:
-        return Refuse(413, f"the request body holds more than {max_tokens} JSON tokens "
+        return TooLarge(f"the request body holds more than {max_tokens} JSON tokens "
                            "(brackets, commas, quotes, \\u escapes) to check")  # fmt: skip
     work.chars += len(text) * len(_NEEDS_STRIP)
     if not any(marker in text for marker in _NEEDS_STRIP):
@@ -166,12 +186,12 @@ def _strip(body: bytes, text: str, encoding: str, max_depth: int) -> Pass | Repl
     except ValueError:
         return Pass()  # not JSON: the app answers it
     except RecursionError:  # unreachable after the depth scan; refused all the same
-        return Refuse(422, "the request body cannot be checked for forged evidence: it nests "
+        return Unchecked("the request body cannot be checked for forged evidence: it nests "
                            "too deeply")  # fmt: skip
     try:
         stripped, removed = strip_reserved_keys(value, max_depth=max_depth)
     except StripRefusedError as exc:
-        return Refuse(422, f"the request body cannot be checked for forged evidence: {exc}")
+        return Unchecked(f"the request body cannot be checked for forged evidence: {exc}")
     if not removed:
         return Pass()
     out = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))
@@ -183,6 +203,6 @@ def _strip(body: bytes, text: str, encoding: str, max_depth: int) -> Pass | Repl
     space = len((out + " ").encode(encoding)) - len(encoded)
     room = len(body) - len(encoded)
     if room < 0 or room % space:
-        return Refuse(422, "the request body cannot be rewritten without its forged evidence "
+        return Unchecked("the request body cannot be rewritten without its forged evidence "
                            "within its own length; send it without reserved evidence keys")  # fmt: skip
     return Replace((out + " " * (room // space)).encode(encoding), removed)

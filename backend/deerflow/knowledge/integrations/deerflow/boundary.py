@@ -58,6 +58,8 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _WRITE_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
+#: Each refusal's HTTP status, here and nowhere else.
+_STATUS: Final[dict[type[_body.Refuse], int]] = {_body.TooLarge: 413, _body.Unchecked: 422}
 _DISCONNECT: Final = {"type": "http.disconnect"}
 _log = logging.getLogger(__name__)
 
@@ -147,14 +149,16 @@ class _GuardedBody:
                 return message
             body += message.get("body", b"")
             if len(body) > limit:
-                return await self._refuse(413, f"the request body is larger than {limit} bytes")
+                return await self._refuse(
+                    _body.TooLarge(f"the request body is larger than {limit} bytes")
+                )
             if not message.get("more_body", False):
                 break
         received = bytes(body)
         del body
         verdict = await self._boundary._check(received)
         if isinstance(verdict, _body.Refuse):
-            return await self._refuse(verdict.status, verdict.reason)
+            return await self._refuse(verdict)
         if isinstance(verdict, _body.Replace):
             _log.info("removed %d caller-written evidence key(s) from a request body",
                       verdict.removed)  # fmt: skip
@@ -162,10 +166,10 @@ class _GuardedBody:
         self._closed = False
         return {"type": "http.request", "body": received, "more_body": False}
 
-    async def _refuse(self, status: int, reason: str) -> Message:
+    async def _refuse(self, refusal: _body.Refuse) -> Message:
         self._closed = self._refused = True
         if not self._started:  # else the app answered before reading; its answer is cut short
-            await _answer(self._send, status, reason)
+            await _answer(self._send, _STATUS[type(refusal)], refusal.reason)
         return dict(_DISCONNECT)
 
 
