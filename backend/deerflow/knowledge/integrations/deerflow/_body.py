@@ -14,8 +14,9 @@ escape (which could spell either). Any other body is passed byte for byte withou
 the strip could neither remove nor refuse anything in it.
 
 A rewritten body is compact JSON in the body's own encoding (a lone surrogate stays a ``\\u``
-escape, so the bytes are valid in it), padded with spaces to the original length, so the ``Content-Length`` the app was already given stays true; one that does not fit
-(Python writes some numbers longer than the caller did) is refused, never forwarded mislabelled.
+escape, so the bytes are valid in it), padded with spaces to the original length, so the
+``Content-Length`` the app was already given stays true; one that does not fit (Python writes
+some numbers longer than the caller did) is refused, never forwarded mislabelled.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 #: The most tokens (brackets, commas, quotes, ``\\u`` escapes) a checked body may hold. A run
-#: DeerFlow's UI starts holds about a hundred; a state write of 2,500 tool-calling messages about
+#: DeerFlow's UI starts holds about 170; a state write of 2,500 tool-calling messages about
 #: 160,000; prose counts its commas and quotes. The parse and the strip build at most one value
 #: per token, so this bounds their time and memory whatever the byte size.
 MAX_BODY_TOKENS: Final = 250_000
