@@ -336,3 +336,16 @@ def test_the_cache_limit_changes_the_work_not_the_answers() -> None:
                           max_cached_states=limit)  # fmt: skip
         answers.add(tuple(spec.last_match(name, folder=False) for name in names * 3))
     assert answers == {(0, 1, 2, 3, None, 2) * 3}
+
+
+@pytest.mark.parametrize(("max_cached_states", "cached"), [(4, True), (3, False)])
+def test_the_cache_holds_exactly_its_limit(max_cached_states: int, cached: bool) -> None:
+    """``ab`` read over ``ab``: two transitions and two new states of one position each, four
+    entries. At a limit of four a second read is two cached bytes; one short, it starts afresh."""
+    pattern = parse_line(b"ab")
+    assert pattern is not None
+    spec = PatternSet([pattern], max_cached_states=max_cached_states)
+    assert spec.last_match(b"ab", folder=False) == 0
+    before = spec.steps
+    assert spec.last_match(b"ab", folder=False) == 0
+    assert (spec.steps - before == 2) is cached

@@ -261,7 +261,8 @@ class _Automaton:
     """The union of some patterns as one automaton; :meth:`matches` runs it over a text.
 
     Its states are sets of positions, built when first reached and cached with their
-    transitions up to ``max_cached`` entries; past that the cache starts afresh. A cached byte
+    transitions: a transition counts one entry, a new state one per position, and a step that
+    would take the cache past ``max_cached`` entries starts it afresh. A cached byte
     costs one lookup, a new one at most one visit of each position, so a text of n bytes costs
     O(n * positions) whatever the patterns. ``steps`` counts that work, for the tests.
     """
@@ -333,22 +334,26 @@ class _Automaton:
             if masks[position] >> byte & 1:  # 0 for _SKIP_FOLDERS and _ACCEPT
                 reached.append(position + 1 if kind == _CONSUME else position)
         following = self._closure(reached)
-        if self._cached + len(following) + 1 > self._max:
+        known = self._states.get(following)
+        cost = 1 if known is not None else 1 + len(following)  # the transition, a new state
+        if self._cached + cost > self._max:
             self._next.clear()
             self._states.clear()
             self._accepts.clear()
             self._cached = 0
-        known = self._states.get(following)
+            known = None
+            cost = 1 + len(following)
         if known is None:
             self._states[following] = known = following
-            self._cached += len(following)
         self._next[(state, byte)] = known
-        self._cached += 1
+        self._cached += cost
         return known
 
     def matches(self, text: bytes) -> tuple[int, ...]:
         """The indices of the patterns that match the whole of ``text``."""
         state = self._start
+        if not state:
+            return ()  # no patterns
         cached = self._next
         for byte in text:
             self.steps += 1
