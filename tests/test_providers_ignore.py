@@ -20,6 +20,9 @@ from deerflow.knowledge.providers._wildmatch import MAX_CACHED_STATES, PatternSe
 from deerflow.knowledge.providers.documents import discover
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git, the reference")
+#: Git as the reference and nothing of the machine's own configuration: no global excludes
+#: file (read even without a config), case-sensitive as in a fresh repository here.
+GIT = ["git", "-c", "core.excludesFile=/dev/null", "-c", "core.ignoreCase=false"]
 
 FILES = (
     "a.md",
@@ -74,7 +77,7 @@ def _tree(root: Path, gitignores: dict[str, list[str]]) -> None:
 def _git_ignored(root: Path) -> set[str]:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     result = subprocess.run(
-        ["git", "-C", str(root), "check-ignore", "--stdin"],
+        [*GIT, "-C", str(root), "check-ignore", "--stdin"],
         input="\n".join(FILES),
         capture_output=True,
         text=True,
@@ -195,7 +198,7 @@ def _git_check_ignore(root: Path, paths: list[str]) -> set[str]:
     subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True)
     asked = [p.rstrip("/") for p in paths]
     result = subprocess.run(
-        ["git", "-C", str(root), "check-ignore", "--no-index", "-z", "--stdin"],
+        [*GIT, "-C", str(root), "check-ignore", "--no-index", "-z", "--stdin"],
         input=b"\0".join(os.fsencode(p) for p in asked) + b"\0",
         capture_output=True,
         check=False,
@@ -228,7 +231,10 @@ def _ours(root: Path, paths: list[str]) -> set[str]:
 
 
 @needs_git
-@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(_trees())
 def test_generated_gitignores_leave_out_what_git_leaves_out(
     tmp_path_factory: pytest.TempPathFactory, tree: tuple[list[str], dict[str, str]]
