@@ -89,6 +89,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_lightrag
 	$(UV) run python -m benchmarks.bench_citations
 	$(UV) run python -m benchmarks.bench_import
+	$(UV) run python -m benchmarks.bench_startup
 	$(UV) run python -m benchmarks.bench_gateway
 	$(UV) run python -m benchmarks.bench_boundary
 	$(UV) run python -m benchmarks.bench_pg

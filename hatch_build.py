@@ -14,7 +14,8 @@ folder) is what ``deerflow-knowledge serve`` answers at ``/``. In order:
    builds.
 
 A failing npm step is an error in every case: a broken page is never shipped silently. Editable
-installs (``uv sync``) are left alone: they read the checkout, built or not.
+installs (``uv sync``) are left alone: they read the checkout, built or not; they only leave
+the start-up finder out of site-packages (see ``backend/_deerflow_knowledge_finder.py``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 STATIC = "backend/deerflow/knowledge/server/static"
 REQUIRE_PAGE_ENV = "DEERFLOW_KNOWLEDGE_REQUIRE_PAGE"
+FINDER = "_deerflow_knowledge_finder.py"
 
 
 class ChatPageHook(BuildHookInterface):  # type: ignore[type-arg]
@@ -36,6 +38,13 @@ class ChatPageHook(BuildHookInterface):  # type: ignore[type-arg]
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name == "wheel" and version == "editable":
+            # An editable install imports the package from backend/ (its path entry), and the
+            # start-up finder answers only with the copy beside its own file: so it too must
+            # be imported from backend/, not from a copy in site-packages.
+            forced = self.build_config.get_force_include()  # source -> path in the wheel
+            build_data["force_include_editable"] = {
+                source: target for source, target in forced.items() if target != FINDER
+            }
             return
         root = Path(self.root)
         page = root / STATIC / "index.html"

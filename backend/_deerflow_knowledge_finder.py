@@ -8,25 +8,32 @@ harness editable (a path entry, not a folder in site-packages), so the two never
 directory either.
 
 The installed ``deerflow_knowledge_finder.pth`` imports this module at interpreter start-up and
-appends :class:`KnowledgeFinder` to the *end* of ``sys.meta_path``: it is asked only after every normal
-finder has failed, it answers for exactly one name, ``deerflow.knowledge``, and only with a
-``deerflow/knowledge/__init__.py`` found on ``sys.path``. Everything else — ``deerflow`` itself
-and every DeerFlow subpackage — resolves exactly as before. The same mechanism serves editable
-installs (setuptools' and hatchling's editable finders are also ``.pth`` imports). Standard
-library only, because it runs in every interpreter of the environment.
+appends :class:`KnowledgeFinder` to the *end* of ``sys.meta_path``: it is asked only after every
+normal finder has failed, it answers for exactly one name, ``deerflow.knowledge``, and only with
+this distribution's own copy, the ``deerflow/knowledge/`` beside this file (in site-packages for
+a wheel; in ``backend/`` for a source tree and an editable install, whose build leaves this file
+out of site-packages so that the ``backend/`` copy is the one imported). It never walks
+``sys.path``: an entry such as ``''`` (the working directory, which ``python -c`` and uvicorn put
+there) would let a ``deerflow/knowledge/__init__.py`` planted in any directory run. Everything
+else — ``deerflow`` itself and every DeerFlow subpackage — resolves exactly as before.
+
+It runs in every interpreter of the environment, so it costs nothing there: it imports only
+``os`` and ``sys``, which site has loaded already (no ``from __future__``, no typing at run time),
+and ``importlib.util`` only when ``deerflow.knowledge`` is being imported.
 """
 
-from __future__ import annotations
-
-import importlib.machinery
-import importlib.util
 import os
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers read it
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 NAME = "deerflow.knowledge"
-_PARTS = ("deerflow", "knowledge", "__init__.py")
+#: The folder holding this distribution's ``deerflow/knowledge/``, fixed at start-up.
+HOME = os.path.dirname(os.path.abspath(__file__))
 
 
 class KnowledgeFinder:
@@ -35,21 +42,19 @@ class KnowledgeFinder:
     @classmethod
     def find_spec(
         cls,
-        fullname: str,
-        path: Sequence[str] | None = None,
-        target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
+        fullname: "str",
+        path: "Sequence[str] | None" = None,
+        target: "ModuleType | None" = None,
+    ) -> "ModuleSpec | None":
         if fullname != NAME:
             return None
-        for entry in sys.path:
-            if not isinstance(entry, str):
-                continue
-            init = os.path.join(entry or os.curdir, *_PARTS)
-            if os.path.isfile(init):
-                return importlib.util.spec_from_file_location(
-                    fullname, init, submodule_search_locations=[os.path.dirname(init)]
-                )
-        return None
+        package = os.path.join(HOME, "deerflow", "knowledge")
+        init = os.path.join(package, "__init__.py")
+        if not os.path.isfile(init):
+            return None
+        from importlib.util import spec_from_file_location
+
+        return spec_from_file_location(fullname, init, submodule_search_locations=[package])
 
 
 def install() -> None:

@@ -82,7 +82,9 @@ LAYERS: tuple[Layer, ...] = (
 
 #: Modules of the providers layer that are pure all the same (plain values in, values out).
 PURE_PROVIDER_MODULES = (
+    "providers._ignore",
     "providers._reply",
+    "providers._wildmatch",
     "providers.chunking",
     "providers.parse_lightrag",
     "providers.parse_ragflow",

@@ -199,3 +199,37 @@ def test_the_package_imports_beside_a_regular_deerflow_package(installed: Instal
         assert "Usage" in _ok([installed.cli, "--help"], cwd=installed.home)
     finally:
         (site / "_deerflow_harness.pth").unlink()
+
+
+def test_a_deerflow_knowledge_planted_in_the_working_directory_never_runs(
+    installed: Installed,
+) -> None:
+    """Beside DeerFlow's regular ``deerflow`` package, the wheel's start-up finder answers with
+    the installed copy only: a ``deerflow/knowledge/__init__.py`` in the working directory (first
+    on ``sys.path`` for ``python -c``; uvicorn puts ``''`` there too) is never run, also when the
+    process changes into that directory before its first import."""
+    venv = installed.cli.parent.parent
+    (site,) = venv.glob("lib/python*/site-packages")
+    harness = installed.home.parent / "planted-harness"
+    (harness / "deerflow").mkdir(parents=True, exist_ok=True)
+    (harness / "deerflow" / "__init__.py").write_text("")
+    cwd = installed.home.parent / "planted-cwd"
+    marker = installed.home.parent / "planted-ran"
+    (cwd / "deerflow" / "knowledge").mkdir(parents=True, exist_ok=True)
+    (cwd / "deerflow" / "knowledge" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+    )
+    (site / "_deerflow_planted_harness.pth").write_text(f"{harness}\n")
+    try:
+        out = _ok([venv / "bin" / "python", "-c", "import deerflow.knowledge as k; print(k.__file__)"],
+                  cwd=cwd)  # fmt: skip
+        assert out.strip() == str(site / "deerflow" / "knowledge" / "__init__.py")
+        chdir = (
+            f"import os, sys; os.chdir({str(cwd)!r}); sys.path.insert(0, '')\n"
+            "import deerflow.knowledge as k; print(k.__file__)\n"
+        )
+        out = _ok([venv / "bin" / "python", "-c", chdir], cwd=installed.home)
+        assert out.strip() == str(site / "deerflow" / "knowledge" / "__init__.py")
+        assert not marker.exists()
+    finally:
+        (site / "_deerflow_planted_harness.pth").unlink()

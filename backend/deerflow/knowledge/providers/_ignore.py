@@ -1,13 +1,15 @@
 """Which paths of an indexed folder are left out by the operator's patterns: ``exclude`` patterns
-and the folder's ``.gitignore`` files, both in ``.gitignore`` syntax (as :mod:`pathspec` reads it).
+and the folder's ``.gitignore`` files, both in ``.gitignore`` syntax, matched as git matches them
+(:mod:`._wildmatch`, in time linear in the path's length times the patterns').
 
 A project indexed as it is checked out would otherwise pull in ``node_modules``, build output and
 vendored copies, whose text then tops the results. The rules follow git's precedence: an exclude
 pattern (given for this run) decides before any ``.gitignore``; a deeper ``.gitignore`` decides
 before the ones above it; within one list of patterns the last match wins, so ``!pattern``
-re-includes. Folders are matched with a trailing ``/`` (``build/`` matches only a folder), and a
-folder left out is never entered, so nothing below it can be re-included (as in git).
-Used by discovery (:mod:`deerflow.knowledge.providers.documents`); pure apart from nothing.
+re-includes. ``build/`` matches only a folder, and a folder left out is never entered, so
+nothing below it can be re-included (as in git). Every line is a pattern, as in git: one git's
+matcher gives up on (an unterminated ``[``, say) matches nothing. Used by discovery
+(:mod:`deerflow.knowledge.providers.documents`); pure apart from nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from pathspec import GitIgnoreSpec
+from deerflow.knowledge.providers._wildmatch import PatternSet, parse_line, split_lines
 
 __all__ = ["MAX_GITIGNORE_BYTES", "Rules", "check_patterns", "parse_patterns"]
 
@@ -30,27 +32,31 @@ class _Patterns:
     """The folder the patterns are relative to ("" for the indexed folder), with a final ``/``."""
     origin: str
     """Where they come from, for the reason: ``exclude`` or a ``.gitignore``'s path."""
-    lines: tuple[str, ...]
-    spec: GitIgnoreSpec
+    spec: PatternSet
 
 
-def parse_patterns(lines: Sequence[str]) -> GitIgnoreSpec:
-    """The compiled patterns; :class:`ValueError` for one that is not valid ``.gitignore`` syntax."""
-    try:
-        return GitIgnoreSpec.from_lines(lines)
-    except Exception as exc:  # pathspec raises GitWildMatchPatternError (a ValueError) and kin
-        raise ValueError(str(exc) or type(exc).__name__) from None
+def _encoded(text: str) -> bytes:
+    """A path or pattern as the bytes git compares (names undecodable as UTF-8 came in as
+    surrogate escapes, the file system's encoding here)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def parse_patterns(lines: Sequence[str | bytes]) -> PatternSet:
+    """The compiled patterns, one per ``.gitignore`` line (comments and blank lines match nothing)."""
+    parsed = [parse_line(_encoded(x) if isinstance(x, str) else x) for x in lines]
+    return PatternSet([p for p in parsed if p is not None])
 
 
 def check_patterns(patterns: Sequence[str]) -> tuple[str, ...]:
-    """The exclude patterns as given, or :class:`ValueError` naming the first invalid one."""
+    """The exclude patterns as given, or :class:`ValueError` naming the first invalid one: not a
+    string, blank, or holding a NUL byte or a line break (one pattern is one line)."""
     for pattern in patterns:
-        if not isinstance(pattern, str) or not pattern.strip() or "\x00" in pattern:
+        if (
+            not isinstance(pattern, str)
+            or not pattern.strip()
+            or any(c in pattern for c in "\x00\n")
+        ):
             raise ValueError(f"invalid exclude pattern {pattern!r}")
-        try:
-            parse_patterns([pattern])
-        except ValueError as exc:
-            raise ValueError(f"invalid exclude pattern {pattern!r} ({exc})") from None
     return tuple(patterns)
 
 
@@ -65,22 +71,13 @@ class Rules:
     def from_exclude(cls, patterns: Sequence[str]) -> Rules:
         if not patterns:
             return cls()
-        lines = tuple(patterns)
-        return cls((_Patterns("", "exclude", lines, parse_patterns(lines)),))
+        return cls((_Patterns("", "exclude", parse_patterns(patterns)),))
 
-    def with_gitignore(self, folder: str, text: str) -> Rules:
-        """These rules and a ``.gitignore`` found in ``folder`` (``""`` or ``"a/b/"``).
-
-        A line that is not a valid pattern is ignored, as git does."""
-        lines = tuple(text.splitlines())
-        kept = []
-        for line in lines:
-            try:
-                parse_patterns([line])
-            except ValueError:
-                continue
-            kept.append(line)
-        layer = _Patterns(folder, f"{folder}.gitignore", tuple(kept), parse_patterns(kept))
+    def with_gitignore(self, folder: str, text: str | bytes) -> Rules:
+        """These rules and a ``.gitignore`` found in ``folder`` (``""`` or ``"a/b/"``), read as
+        git reads it: bytes, lines ended by ``\\n``."""
+        data = _encoded(text) if isinstance(text, str) else text
+        layer = _Patterns(folder, f"{folder}.gitignore", parse_patterns(split_lines(data)))
         exclude = [p for p in self.layers if p.origin == "exclude"]
         ignores = [p for p in self.layers if p.origin != "exclude"]
         return Rules((*exclude, layer, *ignores))
@@ -90,14 +87,13 @@ class Rules:
         for layer in self.layers:
             if not path.startswith(layer.base):
                 continue
-            relative = path[len(layer.base) :] + ("/" if folder else "")
-            result = layer.spec.check_file(relative)
-            if result.include is None:
+            index = layer.spec.last_match(_encoded(path[len(layer.base) :]), folder=folder)
+            if index is None:
                 continue
-            if not result.include:
+            pattern = layer.spec.patterns[index]
+            if pattern.negative:
                 return None  # re-included by a "!" pattern
-            pattern = layer.lines[result.index] if result.index is not None else "?"
             if layer.origin == "exclude":
-                return f"excluded by the pattern {pattern.strip()!r}"
-            return f"ignored by {layer.origin} ({pattern.strip()!r})"
+                return f"excluded by the pattern {pattern.line.strip()!r}"
+            return f"ignored by {layer.origin} ({pattern.line.strip()!r})"
         return None

@@ -271,14 +271,15 @@ def _shown(relative: str, is_folder: bool) -> str:
     return _printable(relative) + ("/" if is_folder else "")
 
 
-def _read_gitignore(folder_fd: int) -> tuple[str | None, str]:
+def _read_gitignore(folder_fd: int) -> tuple[bytes | None, str]:
+    """The ``.gitignore``'s bytes (git matches bytes, so they are not decoded), or why not."""
     from deerflow.knowledge.providers._ignore import MAX_GITIGNORE_BYTES
 
     try:
         data = _read_at(folder_fd, ".gitignore", max_bytes=MAX_GITIGNORE_BYTES)
     except SkipFile as exc:
         return None, str(exc)
-    return data.decode("utf-8", "replace"), ""
+    return data, ""
 
 
 def _component_failure(exc: OSError, name: str, parent_fd: int) -> str:
