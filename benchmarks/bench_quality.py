@@ -16,8 +16,9 @@ share answered, and "answer quotable" — the share of questions whose answer is
 responder could quote, the ceiling of coverage (below it the responder ranks or declines, above
 it retrieval or sentence splitting fails) — are printed for context. The figures are printed for
 the ``tune`` split (with its misses), the ``held_out`` split (figures only: its questions are
-never read while the responder is tuned), the whole natural-language set, and the old literal
-set. Each figure is last on its line.
+never read while the responder is tuned), the whole natural-language set, the second held-out
+split ``held_out_2`` (figures only; written before the confidence rule was chosen a second time),
+and the old literal set. Each figure is last on its line.
 
     uv run python -m benchmarks.bench_quality
 """
@@ -29,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.eval import LITERAL_PATH, Quality, load_questions, quality
+from benchmarks.eval import HELD_OUT_2_PATH, LITERAL_PATH, Quality, load_questions, quality
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     show = "--misses" in (sys.argv[1:] if argv is None else argv)
     natural = load_questions()
     literal = load_questions(LITERAL_PATH)
+    held_out_2 = load_questions(HELD_OUT_2_PATH)
     with tempfile.TemporaryDirectory() as temp:
         provider = LocalProvider(Path(temp) / "index.sqlite")
         provider.index(sample_corpus_path())
@@ -84,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
             ("tune", natural.only("tune"), show),
             ("held_out", natural.only("held_out"), False),
             ("all (tune + held_out)", natural, False),
+            ("held_out_2", held_out_2, False),
             ("old literal set", literal, show),
         ]
         for name, questions, misses in runs:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from benchmarks.eval import (
     CLOSEST_HEADING,
+    HELD_OUT_2_PATH,
     LITERAL_PATH,
     Question,
     Questions,
@@ -31,6 +32,7 @@ from deerflow.knowledge.tools import run_knowledge_search
 
 QUESTIONS = load_questions()
 LITERAL = load_questions(LITERAL_PATH)
+HELD_OUT_2 = load_questions(HELD_OUT_2_PATH)
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,7 @@ def _normal(text: str) -> str:
 
 
 def test_the_sets_have_enough_distinct_questions_in_both_splits() -> None:
-    for questions in (QUESTIONS, LITERAL):
+    for questions in (QUESTIONS, LITERAL, HELD_OUT_2):
         asked = [q.question for q in questions.answerable + questions.unanswerable]
         assert len(set(asked)) == len(asked)
     assert len(QUESTIONS.answerable) >= 60 and len(QUESTIONS.unanswerable) >= 15
@@ -55,6 +57,9 @@ def test_the_sets_have_enough_distinct_questions_in_both_splits() -> None:
     assert len(held_out.answerable) >= 20 and len(held_out.unanswerable) >= 5
     assert {q.split for q in QUESTIONS.answerable + QUESTIONS.unanswerable} == {"tune", "held_out"}
     assert {q.kind for q in QUESTIONS.unanswerable} == {"off-topic", "near-miss"}
+    assert len(HELD_OUT_2.answerable) >= 30 and len(HELD_OUT_2.unanswerable) >= 12
+    assert {q.split for q in HELD_OUT_2.answerable + HELD_OUT_2.unanswerable} == {"held_out_2"}
+    assert {q.kind for q in HELD_OUT_2.unanswerable} == {"off-topic", "near-miss"}
     literal = {_normal(q.question).lower() for q in LITERAL.answerable}
     assert not literal & {_normal(q.question).lower() for q in QUESTIONS.answerable}
 
@@ -69,7 +74,7 @@ def test_every_answer_span_is_in_its_document_and_page(
             "SELECT title, page, text FROM chunks ORDER BY id"
         ):
             pages[(title, page)] = pages.get((title, page), "") + " " + text
-    for item in QUESTIONS.answerable + LITERAL.answerable:
+    for item in QUESTIONS.answerable + LITERAL.answerable + HELD_OUT_2.answerable:
         assert item.sources and all(source.answers for source in item.sources), item
         for source in item.sources:
             assert (source.page is not None) is source.title.endswith(".pdf"), item
@@ -170,15 +175,15 @@ def test_a_near_miss_is_declined_and_shows_its_closest_passages_with_citations(
         assert cited[0].source_id in excerpts and quote in excerpts[cited[0].source_id]
 
 
-def test_bench_quality_prints_every_measure_for_tune_held_out_and_the_old_literal_set(
+def test_bench_quality_prints_every_measure_for_both_held_out_splits_tune_and_the_literal_set(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from benchmarks import bench_quality
 
     def few(path: Path | None = None) -> Questions:
         """Two questions of each kind and split: the printing is under test, not the figures."""
-        questions = LITERAL if path == LITERAL_PATH else QUESTIONS
-        splits = ("tune", "held_out", "literal")
+        questions = {LITERAL_PATH: LITERAL, HELD_OUT_2_PATH: HELD_OUT_2}.get(path, QUESTIONS)
+        splits = ("tune", "held_out", "held_out_2", "literal")
         return Questions(
             tuple(q for s in splits for q in [a for a in questions.answerable if a.split == s][:2]),
             tuple(
@@ -191,7 +196,7 @@ def test_bench_quality_prints_every_measure_for_tune_held_out_and_the_old_litera
     printed = capsys.readouterr().out
     runs = printed.split("\n")
     headers = [line.split(":")[0] for line in runs if line and not line.startswith(" ")]
-    assert {"tune", "held_out", "old literal set"} <= set(headers)
+    assert {"tune", "held_out", "held_out_2", "old literal set"} <= set(headers)
     for measure in (
         "precision",
         "coverage",

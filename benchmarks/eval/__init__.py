@@ -5,6 +5,8 @@ sets themselves against the corpus and the structural facts of the responder's r
 
 * ``questions.json``: questions worded as people ask them, split into ``tune`` (looked at while
   the responder is developed) and ``held_out`` (only ever measured, never read for tuning).
+* ``held_out_2.json``: a second held-out split (``held_out_2``), written from the corpus alone
+  before the confidence rule was chosen a second time, and only ever measured.
 * ``literal.json``: questions that reuse the documents' own words, a check that the literal case
   keeps working.
 """
@@ -29,6 +31,7 @@ from deerflow.knowledge.tools import run_knowledge_search
 
 __all__ = [
     "CLOSEST_HEADING",
+    "HELD_OUT_2_PATH",
     "LITERAL_PATH",
     "QUESTIONS_PATH",
     "Answer",
@@ -48,6 +51,7 @@ __all__ = [
 
 QUESTIONS_PATH = Path(__file__).resolve().parent / "questions.json"
 LITERAL_PATH = Path(__file__).resolve().parent / "literal.json"
+HELD_OUT_2_PATH = Path(__file__).resolve().parent / "held_out_2.json"
 
 
 @dataclass(frozen=True, slots=True)
