@@ -105,7 +105,6 @@ export function citationTarget(
 export type KnowledgeLinkFallbackProps = ComponentPropsWithoutRef<"a"> & {
   /** The renderer's hast node, as react-markdown and streamdown pass it. */
   readonly node?: unknown;
-  readonly [extra: string]: unknown;
 };
 
 export type KnowledgeLinkProps = KnowledgeLinkFallbackProps & {

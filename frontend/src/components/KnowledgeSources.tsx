@@ -168,13 +168,12 @@ export function KnowledgeMessage({ message, messageId, sources, children }: Know
   const target = messageId ?? message;
   const index = sources === undefined ? thread.indexOf(target) : -1;
   const key = idOf(target) ?? index;
-  const lookup = useCitationLookup(
-    sources !== undefined
-      ? { sources, messageKey: key }
-      : index < 0
-        ? { sources: EMPTY_LOOKUP, messageKey: key }
-        : { messages: thread.messages, messageIndex: index, resolver: thread.resolver, messageKey: key },
-  );
+  // The memory of resolved ids ("a chip never flips back") is keyed by the message's id, not its
+  // content, so a streamed token keeps the same lookup object and the links that did not change
+  // are not re-rendered.
+  const base =
+    sources ?? (index < 0 ? EMPTY_LOOKUP : thread.resolver.collectSources(thread.messages, index));
+  const lookup = useCitationLookup({ sources: base, messageKey: key });
   // One registry per message (a new one when the host reuses this element for another message).
   const held = useRef<Held | null>(null);
   if (held.current === null || !Object.is(held.current.key, key)) {
