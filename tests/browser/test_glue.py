@@ -124,6 +124,14 @@ def _alpha(color: str) -> float:
     return float(parts[3]) if len(parts) == 4 else 1.0
 
 
+def test_the_readme_shows_the_streamdown_example_verbatim() -> None:
+    source = (APP / "StreamdownThread.tsx").read_text(encoding="utf-8")
+    begin = "// --- README streamdown example: begin ---\n"
+    end = "// --- README streamdown example: end ---"
+    example = source[source.index(begin) + len(begin) : source.index(end)]
+    assert "```tsx\n" + example + "```" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("renderer", RENDERERS)
 def test_chips_inert_labels_and_the_host_s_own_links(page: Any, renderer: str) -> None:
     section = _section(page, renderer)

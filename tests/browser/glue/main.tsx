@@ -35,6 +35,7 @@ import Markdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { Streamdown } from "streamdown";
 
+import { StreamdownThread } from "./StreamdownThread";
 import { ANSWER, THREAD, chunks } from "./thread";
 
 /** The host's own link rendering: `citation:` links become its web badge, others its link. */
@@ -70,14 +71,7 @@ function ReactMarkdownHost() {
 }
 
 function StreamdownHost() {
-  return (
-    <KnowledgeSources messages={THREAD}>
-      <KnowledgeMessage message={ANSWER_MESSAGE}>
-        <Streamdown components={COMPONENTS}>{ANSWER}</Streamdown>
-        <KnowledgeSourcesPanel />
-      </KnowledgeMessage>
-    </KnowledgeSources>
-  );
+  return <StreamdownThread messages={THREAD} HostLink={HostLink} />;
 }
 
 const DEERFLOW_REMARK = [remarkGfm];
