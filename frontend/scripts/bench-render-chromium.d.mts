@@ -20,5 +20,6 @@ export declare function cpuTimes(
   times: Record<Variant, number[]>;
   medians: Record<Variant, number>;
   layout: Record<Variant, number>;
+  toFloor: Record<"full" | "noPanel" | "glue", number>;
 }>;
 export declare const RUN_ORDER: readonly Variant[];

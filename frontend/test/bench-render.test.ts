@@ -89,6 +89,7 @@ describe("the Chromium render bench", () => {
     expect(cpu.times.floor).toHaveLength(4);
     expect(cpu.times.plain).toHaveLength(4);
     for (const values of Object.values(cpu.times)) for (const value of values) expect(value).toBeGreaterThan(0);
+    for (const ratio of Object.values(cpu.toFloor)) expect(ratio).toBeGreaterThan(0);
     // A render is a task; its style + layout is part of it.
     for (const variant of ["full", "noPanel", "glue", "floor", "plain"] as const) {
       expect(cpu.layout[variant]).toBeLessThanOrEqual(cpu.medians[variant] + 1e-6);
