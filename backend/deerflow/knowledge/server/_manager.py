@@ -84,6 +84,8 @@ class RunPlan:
     graph_input: Any
     config: dict[str, Any]
     modes: list[str]
+    #: The graph's runtime context (``Runtime.context``).
+    context: Any = None
     subgraphs: bool = False
     resumable: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -378,6 +380,7 @@ class RunManager:
             "subgraphs": plan.subgraphs,
             "interrupt_before": plan.interrupt_before,
             "interrupt_after": plan.interrupt_after,
+            "context": plan.context,
         }
         if plan.durability is not None:
             options["durability"] = plan.durability
