@@ -66,7 +66,8 @@ DIFFERENCES: tuple[tuple[str, str, str], ...] = (
     ("state shape", "state.empty", "/body/metadata"),
     ("state write answer", "state.update", "/body/configurable"),
     ("state write answer", "state.update", "/body/reserved_keys_removed"),
-    ("stateless run location", "stateless.stream", "/headers/*location"),
+    ("stateless run location", "stateless*.stream", "/headers/*location"),
+    ("stateless run location", "stateless*.create", "/headers/content-location"),
     # Messages.
     ("message ids", "*", "/body*/messages/*/id"),
     ("messages and messages-tuple together", "runs.stream.all-modes", "/body/events"),

@@ -221,7 +221,8 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
         if thread is not None
         else None
     )
-    thread_metadata = started or (thread["metadata"] if thread is not None else new_metadata)
+    # A stateless run's record has no thread metadata (graph_id): LangGraph Server's has none.
+    thread_metadata = started or (thread["metadata"] if thread is not None else {})
     durability = body.durability
     if durability is None and body.checkpoint_during is not None:
         durability = "async" if body.checkpoint_during else "exit"
@@ -386,7 +387,11 @@ async def create_run(
 async def create_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Response:
     plan, _ = await _plan(gw, request, None)
     record = (await gw.runs.start(plan))[0]
-    return Response(dumps(_wire_run(record)), media_type="application/json")
+    return Response(
+        dumps(_wire_run(record)),
+        media_type="application/json",
+        headers=_run_headers(record, location=None),
+    )
 
 
 @router.get("/threads/{thread_id}/runs")
