@@ -313,7 +313,8 @@ async def play(base: str, upstream: GatedLightRAG, marker: str) -> dict[str, dic
         await r.call(
             "context.runs.join",
             "GET",
-            f"/threads/{deerflow_tid}/runs/{with_context['run_id']}/join",
+            # A refused run has no id: the join then says so with a 404.
+            f"/threads/{deerflow_tid}/runs/{with_context.get('run_id', uuid.uuid4())}/join",
         )
         await r.call(
             "context.runs.stream.configurable",
