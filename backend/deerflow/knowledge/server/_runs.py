@@ -49,8 +49,8 @@ from deerflow.knowledge.server._streaming import (
     STREAM_MODES,
     Event,
     RunStream,
+    sse_chunks,
     sse_frame,
-    sse_frames,
 )
 from deerflow.knowledge.server._threadmeta import (
     graph_metadata,
@@ -284,10 +284,11 @@ def _sse(
     cancel_on_disconnect: bool = False,
     headers: dict[str, str] | None = None,
 ) -> StreamingResponse:
-    async def frames() -> AsyncIterator[bytes]:
+    async def frames() -> AsyncIterator[bytes | memoryview]:
         try:
             async for batch in stream.follow(after=after, modes=modes):
-                yield sse_frames(batch, with_id=stream.resumable)
+                for chunk in sse_chunks(batch, with_id=stream.resumable):
+                    yield chunk
         finally:
             if cancel_on_disconnect and not stream.done.is_set():
                 gw.runs.cancel(stream.run_id)
