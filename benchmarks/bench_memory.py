@@ -8,6 +8,9 @@ client reads: the whole stream (``values``, ``updates``, ``messages-tuple``), th
 and its history. The gateway's resident memory (``VmRSS``) is read after each wave, once its runs
 have ended. What a process keeps per thread must be bounded (caches by bytes, not by a count of
 threads), so memory plateaus: the ratio of wave 6 to wave 3 (target <= 1.10) is printed last.
+After the waves, one wave of 20 clients that start a run and read nothing (until the gateway's
+write timeout) against one of 20 that read: the difference per client is what a stuck reader
+holds (the README bounds it by one write of at most 64 KiB, plus the socket buffers).
 ``BENCH_MEMORY_WAVES`` / ``BENCH_MEMORY_THREADS`` / ``BENCH_MEMORY_TURNS`` change the load.
 """
 
@@ -100,7 +103,9 @@ class Gateway:
     def thread(self, history: list[dict[str, Any]] | None = None) -> str:
         body: dict[str, Any] = {}
         if history:
-            body["supersteps"] = [{"updates": [{"values": {"messages": history}, "as_node": "model"}]}]
+            body["supersteps"] = [
+                {"updates": [{"values": {"messages": history}, "as_node": "model"}]}
+            ]
         return str(json.loads(_request(self.base + "/threads", body))["thread_id"])
 
     def read_everything(self, thread_id: str) -> int:
@@ -162,6 +167,56 @@ def waves(gateway: Gateway, *, waves: int, threads: int, turns: int) -> list[int
     return series
 
 
+def _stuck_client(gateway: Gateway, thread_id: str) -> socket.socket:
+    """A client that starts a streamed run and then reads nothing (a little receive buffer)."""
+    body = json.dumps(
+        {
+            "input": {"messages": [{"type": "human", "content": QUESTION}]},
+            "stream_mode": STREAM_MODES,
+        }
+    ).encode()
+    port = int(gateway.base.split(":")[2].split("/")[0])
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    head = (
+        f"POST /api/threads/{thread_id}/runs/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + body)
+    return sock
+
+
+def _ended(gateway: Gateway, thread_id: str) -> bool:
+    runs = json.loads(_request(f"{gateway.base}/threads/{thread_id}/runs"))
+    return bool(runs) and all(run["status"] not in ("pending", "running") for run in runs)
+
+
+def stuck_readers(gateway: Gateway, *, clients: int, turns: int) -> tuple[int, int]:
+    """(RSS growth over a wave of reading clients, over a wave of clients that read nothing,
+    measured once their runs have ended and before the write timeout drops them), in bytes."""
+    turn = one_turn(gateway)
+    with ThreadPoolExecutor(clients) as pool:
+        ids = [gateway.thread(long_history(turn, turns)) for _ in range(clients)]
+        before = rss_bytes(gateway.process.pid)
+        list(pool.map(gateway.read_everything, ids))
+        control = rss_bytes(gateway.process.pid) - before
+    ids = [gateway.thread(long_history(turn, turns)) for _ in range(clients)]
+    before = rss_bytes(gateway.process.pid)
+    started = time.monotonic()
+    sockets = [_stuck_client(gateway, thread_id) for thread_id in ids]
+    try:
+        while not all(_ended(gateway, thread_id) for thread_id in ids):
+            time.sleep(0.2)
+        stuck = rss_bytes(gateway.process.pid) - before
+        # Read before the gateway's write timeout (30 s) drops them, or the figure means nothing.
+        assert time.monotonic() - started < 30, "the stuck clients were dropped before reading"
+    finally:
+        for sock in sockets:
+            sock.close()
+    return control, stuck
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -171,8 +226,16 @@ def main() -> None:
         gateway = Gateway(gateway_command(index, work, port), port, work)
         try:
             series = waves(gateway, waves=WAVES, threads=THREADS, turns=TURNS)
+            # Once the caches are full: what a client that reads nothing costs, over one that
+            # reads (the README bounds it by one write).
+            control, stuck = stuck_readers(gateway, clients=THREADS, turns=TURNS)
         finally:
             gateway.stop()
+    per_client = (stuck - control) / THREADS
+    print(
+        f"{THREADS} clients reading: RSS +{control / 2**20:.1f} MiB; {THREADS} clients reading "
+        f"nothing: +{stuck / 2**20:.1f} MiB; per stuck client: {per_client / 2**20:.2f} MiB"
+    )
     mib = [round(rss / 2**20, 1) for rss in series]
     print(f"waves of {THREADS} threads x {TURNS} turns; gateway RSS after each wave (MiB): {mib}")
     if len(series) >= 6:

@@ -77,3 +77,29 @@ def test_an_encoder_on_a_checked_out_memo_fills_it() -> None:
     encoder = WireEncoder(memos.checkout("t"))
     data = encoder.messages([AIMessage(content="hello", id="1")])
     assert memos.held_bytes() == len(data) - 2  # the message's JSON, without the brackets
+
+
+def test_encoded_json_holds_its_length_not_orjsons_buffer() -> None:
+    """Counted with tracemalloc: what 200 encoded messages hold. orjson returns its whole
+    output buffer (16 KB for this 2.7 KB message), which a memo or a run's events then keep."""
+    import tracemalloc
+
+    from langchain_core.messages import ToolMessage
+
+    from deerflow.knowledge.server._wire import dumps
+
+    message = ToolMessage(
+        content="result text " * 120,
+        tool_call_id="c",
+        id="m",
+        artifact={"sources": [{"title": "t", "excerpt": "e" * 300}] * 3},
+    )
+    tracemalloc.start()
+    try:
+        kept = [dumps(message) for _ in range(200)]
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    length = len(kept[0])
+    assert length > 2000
+    assert held <= 200 * (length + 64) + 4096  # each its bytes and a bytes object's header
