@@ -160,8 +160,9 @@ class RunStream:
         """Events with an id above ``after``, then each new one until the run ends, in batches:
         whatever is there when the reader wakes (a model streams tokens faster than a socket
         write per event), up to ``max_batch_bytes`` of event data (one event, however large, is
-        always a batch). A reader that falls behind thus holds one batch in its socket's buffer,
-        not a copy of every event since it stopped reading."""
+        always a batch). A batch is the run's own events, not copies; it is written in
+        ``sse_chunks``, so a reader that falls behind holds one write in its socket's buffer, not a
+        copy of every event since it stopped reading."""
         position = max(after + 1, 0)
         while True:
             wake = self._wake
