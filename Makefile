@@ -90,6 +90,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_citations
 	$(UV) run python -m benchmarks.bench_import
 	$(UV) run python -m benchmarks.bench_gateway
+	$(UV) run python -m benchmarks.bench_memory
 	$(UV) run python -m benchmarks.bench_pg
 	$(UV) run python -m benchmarks.bench_peer
 	npm run bench

@@ -8,9 +8,10 @@ client reads: the whole stream (``values``, ``updates``, ``messages-tuple``), th
 and its history. The gateway's resident memory (``VmRSS``) is read after each wave, once its runs
 have ended. What a process keeps per thread must be bounded (caches by bytes, not by a count of
 threads), so memory plateaus: the ratio of wave 6 to wave 3 (target <= 1.10) is printed last.
-After the waves, one wave of 20 clients that start a run and read nothing (until the gateway's
-write timeout) against one of 20 that read: the difference per client is what a stuck reader
-holds (the README bounds it by one write of at most 64 KiB, plus the socket buffers).
+After the waves, 20 clients start a run on threads four times as long and read nothing: RSS
+while they are stuck (their runs ended) less RSS once they have gone, per client, is what a
+stuck reader holds (the README bounds it by one write of at most 64 KiB, plus the kernel's socket
+buffers, which RSS does not count).
 ``BENCH_MEMORY_WAVES`` / ``BENCH_MEMORY_THREADS`` / ``BENCH_MEMORY_TURNS`` change the load.
 """
 
@@ -20,6 +21,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -192,29 +194,39 @@ def _ended(gateway: Gateway, thread_id: str) -> bool:
     return bool(runs) and all(run["status"] not in ("pending", "running") for run in runs)
 
 
-def stuck_readers(gateway: Gateway, *, clients: int, turns: int) -> tuple[int, int]:
-    """(RSS growth over a wave of reading clients, over a wave of clients that read nothing,
-    measured once their runs have ended and before the write timeout drops them), in bytes."""
+def longer_thread(gateway: Gateway, turn: list[dict[str, Any]], turns: int, parts: int) -> str:
+    """A thread of ``parts`` times ``turns`` turns (one superstep, then state updates: a request
+    carries at most 200 messages)."""
+    thread_id = gateway.thread(long_history(turn, turns))
+    for _ in range(parts - 1):
+        body = {"values": {"messages": long_history(turn, turns)}, "as_node": "model"}
+        _request(f"{gateway.base}/threads/{thread_id}/state", body)
+    return thread_id
+
+
+def stuck_readers(gateway: Gateway, *, clients: int, turns: int, parts: int) -> tuple[int, int]:
+    """(RSS of the gateway with ``clients`` clients that read nothing, once their runs have
+    ended and before the write timeout drops them; RSS once they have gone), in bytes. The
+    threads are ``parts`` times longer than the waves': a run's stream must outgrow what the
+    kernel buffers for a connection (4 MiB by default), or nothing stays in the process."""
     turn = one_turn(gateway)
-    with ThreadPoolExecutor(clients) as pool:
-        ids = [gateway.thread(long_history(turn, turns)) for _ in range(clients)]
-        before = rss_bytes(gateway.process.pid)
-        list(pool.map(gateway.read_everything, ids))
-        control = rss_bytes(gateway.process.pid) - before
-    ids = [gateway.thread(long_history(turn, turns)) for _ in range(clients)]
-    before = rss_bytes(gateway.process.pid)
+    with ThreadPoolExecutor(clients) as pool:  # the same load read, so the caches are full
+        list(pool.map(gateway.read_everything, [longer_thread(gateway, turn, turns, parts)]))
+    ids = [longer_thread(gateway, turn, turns, parts) for _ in range(clients)]
     started = time.monotonic()
     sockets = [_stuck_client(gateway, thread_id) for thread_id in ids]
     try:
         while not all(_ended(gateway, thread_id) for thread_id in ids):
             time.sleep(0.2)
-        stuck = rss_bytes(gateway.process.pid) - before
+        stuck = rss_bytes(gateway.process.pid)
         # Read before the gateway's write timeout (30 s) drops them, or the figure means nothing.
         assert time.monotonic() - started < 30, "the stuck clients were dropped before reading"
     finally:
         for sock in sockets:
-            sock.close()
-    return control, stuck
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()  # a reset: the gateway lets go of the connection at once
+    time.sleep(2)
+    return stuck, rss_bytes(gateway.process.pid)
 
 
 def main() -> None:
@@ -228,13 +240,13 @@ def main() -> None:
             series = waves(gateway, waves=WAVES, threads=THREADS, turns=TURNS)
             # Once the caches are full: what a client that reads nothing costs, over one that
             # reads (the README bounds it by one write).
-            control, stuck = stuck_readers(gateway, clients=THREADS, turns=TURNS)
+            stuck, released = stuck_readers(gateway, clients=THREADS, turns=TURNS, parts=4)
         finally:
             gateway.stop()
-    per_client = (stuck - control) / THREADS
+    per_client = (stuck - released) / THREADS
     print(
-        f"{THREADS} clients reading: RSS +{control / 2**20:.1f} MiB; {THREADS} clients reading "
-        f"nothing: +{stuck / 2**20:.1f} MiB; per stuck client: {per_client / 2**20:.2f} MiB"
+        f"RSS with {THREADS} clients reading nothing: {stuck / 2**20:.1f} MiB; once they have "
+        f"gone: {released / 2**20:.1f} MiB; per stuck client: {per_client / 2**20:.2f} MiB"
     )
     mib = [round(rss / 2**20, 1) for rss in series]
     print(f"waves of {THREADS} threads x {TURNS} turns; gateway RSS after each wave (MiB): {mib}")
