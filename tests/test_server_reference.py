@@ -77,6 +77,7 @@ DIFFERENCES: tuple[tuple[str, str, str], ...] = (
     ("stream modes", "runs.stream.events", "*"),
     ("malformed JSON", "error.bad-json", "/status"),
     ("unknown assistant", "error.assistant-unknown", "/status"),
+    ("context limits", "context.error.too-deep", "*"),
     ("assistant by graph id", "assistants.get", "*"),
     ("assistant by graph id", "assistants.schemas", "*"),
     ("assistant by graph id", "assistants.subgraphs", "*"),

@@ -338,7 +338,15 @@ async def play(base: str, upstream: GatedLightRAG, marker: str) -> dict[str, dic
                 "config": {"configurable": {"model_name": "m"}},
             },
         )
-        for name, bad in (("array", [context]), ("string", "pro"), ("number", 1)):
+        deep: Any = "x"
+        for _ in range(16):  # the gateway's limit is 16 levels, the object itself the first
+            deep = [deep]
+        for name, bad in (
+            ("array", [context]),
+            ("string", "pro"),
+            ("number", 1),
+            ("too-deep", {"k": deep}),
+        ):
             await r.call(
                 f"context.error.{name}",
                 "POST",
