@@ -205,6 +205,9 @@ async def test_the_context_schema_decides_which_keys_reach_the_graph(tmp_path: P
         )
         assert response.status_code == 200, response.text
     assert seen.contexts == [Flags(thinking_enabled=True, is_plan_mode=True)]
+    # Only the kept keys are mirrored into configurable, as LangGraph Server does.
+    assert seen.configurables[0]["thinking_enabled"] is True
+    assert "model_name" not in seen.configurables[0]
 
 
 async def test_a_context_cannot_rewire_the_run_nor_carry_evidence(tmp_path: Path) -> None:

@@ -106,10 +106,13 @@ def _config(gw: Gateway, thread_id: str, body: RunCreate) -> tuple[dict[str, Any
         raise ApiError(422, f"config.configurable keys {internal} are reserved for LangGraph")
     configurable = strip(configurable).value
     config["configurable"].update(configurable)
+    schema = gw.graph.get_context_jsonschema() if gw.graph.context_schema is not None else None
     if context:
+        # Keys the graph's schema drops are not mirrored either (LangGraph Server removes them).
+        context = fit_context(context, schema)
         config["configurable"].update(mirrored_keys(context))
     else:  # LangGraph Server: a run without context has its configurable as context
-        context = dict(configurable)
+        context = fit_context(dict(configurable), schema)
     if "recursion_limit" in extra:
         limit = extra.pop("recursion_limit")
         if not isinstance(limit, int) or not 1 <= limit <= _MAX_RECURSION_LIMIT:
@@ -123,8 +126,6 @@ def _config(gw: Gateway, thread_id: str, body: RunCreate) -> tuple[dict[str, Any
     extra.pop("metadata", None)
     if extra:
         raise ApiError(422, f"config keys {sorted(extra)} are not supported by this gateway")
-    if context and gw.graph.context_schema is not None:
-        context = fit_context(context, gw.graph.get_context_jsonschema())
     return config, context
 
 
