@@ -30,6 +30,7 @@ from deerflow.knowledge.server._runcontext import (
     check_context,
     fit_context,
     mirrored_keys,
+    within_depth,
 )
 
 #: What DeerFlow's chat page sends (``core/threads/hooks.ts``: the settings' context, the mode's
@@ -305,15 +306,30 @@ async def test_a_bad_context_is_a_422_with_its_reason_on_every_route(
 
 
 def test_a_hostile_context_costs_linear_work() -> None:
-    """10^6 characters of a pathological shape: a flat object of many keys and a deep array are
-    each walked once (counted: the walk visits each value once and stops at the first level past
-    the limit)."""
+    """10^6 characters of pathological shapes, counted: the depth walk visits each value once and
+    stops at the first level past the limit."""
     wide = {f"k{n}": n for n in range(100_000)}  # about 10^6 characters of JSON
+    assert within_depth(wide, max_depth=MAX_CONTEXT_DEPTH) == 100_001
     with pytest.raises(ContextRefused, match="bytes of JSON"):
         check_context(wide)
     deep: Any = 1
-    for _ in range(500_000):
+    for _ in range(500_000):  # 10^6 characters of [[[…]]]
         deep = [deep]
+    visits = 0
+    limit = MAX_CONTEXT_DEPTH
+
+    class Counting(list):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            nonlocal visits
+            visits += 1
+            return super().__iter__()
+
+    counted: Any = 1
+    for _ in range(500_000):
+        counted = Counting([counted])
+    with pytest.raises(ContextRefused, match="deeper than"):
+        within_depth({"k": counted}, max_depth=limit)
+    assert visits == limit - 1  # the lists within the limit were opened, no deeper one
     with pytest.raises(ContextRefused, match="deeper than"):
         check_context({"k": deep})
 

@@ -28,6 +28,7 @@ __all__ = [
     "check_context",
     "fit_context",
     "mirrored_keys",
+    "within_depth",
 ]
 
 #: The most a run's context may weigh (compact JSON, UTF-8). DeerFlow's is under 1 KiB; its
@@ -58,14 +59,7 @@ def check_context(
     U+0000 or a lone surrogate. One visit per value, on a stack: linear, no recursion."""
     if not isinstance(value, dict):
         raise ContextRefused(f"context must be an object, not {_json_type(value)}")
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > max_depth:
-                raise ContextRefused(f"context nests deeper than {max_depth} levels")
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
+    within_depth(value, max_depth=max_depth)
     try:
         nul_free_nodes(value)
     except ValueError as exc:
@@ -74,6 +68,22 @@ def check_context(
     if size > max_bytes:
         raise ContextRefused(f"context is {size} bytes of JSON; at most {max_bytes} are accepted")
     return value
+
+
+def within_depth(value: Any, *, max_depth: int) -> int:
+    """How many values ``value`` holds (itself and nested, keys aside); ``ContextRefused`` at the
+    first container deeper than ``max_depth``. Each value is visited once, on a stack."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    visited = 0
+    while stack:
+        item, depth = stack.pop()
+        visited += 1
+        if isinstance(item, dict | list):
+            if depth > max_depth:
+                raise ContextRefused(f"context nests deeper than {max_depth} levels")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return visited
 
 
 def fit_context(context: dict[str, Any], schema: Mapping[str, Any] | None) -> dict[str, Any]:
