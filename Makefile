@@ -92,6 +92,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_startup
 	$(UV) run python -m benchmarks.bench_gateway
 	$(UV) run python -m benchmarks.bench_boundary
+	$(UV) run python -m benchmarks.bench_memory
 	$(UV) run python -m benchmarks.bench_pg
 	$(UV) run python -m benchmarks.bench_peer
 	npm run bench

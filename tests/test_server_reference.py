@@ -66,7 +66,8 @@ DIFFERENCES: tuple[tuple[str, str, str], ...] = (
     ("state shape", "state.empty", "/body/metadata"),
     ("state write answer", "state.update", "/body/configurable"),
     ("state write answer", "state.update", "/body/reserved_keys_removed"),
-    ("stateless run location", "stateless.stream", "/headers/*location"),
+    ("stateless run location", "stateless*.stream", "/headers/*location"),
+    ("stateless run location", "stateless*.create", "/headers/content-location"),
     # Messages.
     ("message ids", "*", "/body*/messages/*/id"),
     ("messages and messages-tuple together", "runs.stream.all-modes", "/body/events"),
@@ -76,6 +77,7 @@ DIFFERENCES: tuple[tuple[str, str, str], ...] = (
     ("stream modes", "runs.stream.events", "*"),
     ("malformed JSON", "error.bad-json", "/status"),
     ("unknown assistant", "error.assistant-unknown", "/status"),
+    ("context limits", "context.error.too-deep", "*"),
     ("assistant by graph id", "assistants.get", "*"),
     ("assistant by graph id", "assistants.schemas", "*"),
     ("assistant by graph id", "assistants.subgraphs", "*"),

@@ -185,7 +185,6 @@ async def test_unsupported_options_are_422(client: LangGraphClient) -> None:
         {"after_seconds": 5},
         {"stream_mode": "events"},
         {"multitask_strategy": "rollback"},
-        {"context": {"x": 1}},
         {"config": {"callbacks": []}},
     ):
         with pytest.raises(UnprocessableEntityError) as caught:
@@ -195,6 +194,17 @@ async def test_unsupported_options_are_422(client: LangGraphClient) -> None:
         await client.threads.search(values={"x": 1})
     with pytest.raises(NotFoundError):
         await parts(client, tid, "nope", input=human("x"))
+
+
+async def test_the_official_client_runs_with_a_context(client: LangGraphClient) -> None:
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    context = {"thinking_enabled": True, "mode": "pro", "thread_id": tid}
+    values = await client.runs.wait(tid, "agent", input=human(QUESTION), context=context)
+    assert isinstance(values, dict) and values["messages"][-1]["type"] == "ai"
+    # Mirrored into configurable, hence into checkpoint metadata, as under LangGraph Server.
+    metadata = (await client.threads.get_state(tid))["metadata"]
+    assert metadata["thinking_enabled"] is True and metadata["mode"] == "pro"
 
 
 async def test_wait_create_join_get_list_delete(client: LangGraphClient) -> None:

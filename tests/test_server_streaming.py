@@ -8,6 +8,7 @@ resuming with ``Last-Event-ID``.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -16,6 +17,8 @@ from typing import Any
 
 import httpx
 import uvicorn
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 from langgraph.config import get_stream_writer
 from langgraph.graph import START, MessagesState, StateGraph
@@ -23,7 +26,14 @@ from langgraph.graph import START, MessagesState, StateGraph
 from deerflow.knowledge.server import GatewayConfig, create_app, open_checkpointer
 from deerflow.knowledge.server._connections import ConnectionGuard
 from deerflow.knowledge.server._listen import open_listener
-from deerflow.knowledge.server._streaming import MAX_BATCH_BYTES, RunStream
+from deerflow.knowledge.server._streaming import (
+    MAX_BATCH_BYTES,
+    WRITE_CHUNK_BYTES,
+    Event,
+    RunStream,
+    sse_chunks,
+    sse_frames,
+)
 
 WAIT = 30.0  # seconds before a missing event fails the test
 EVENTS = 400
@@ -84,7 +94,9 @@ def _graph(saver: Any) -> Any:
 
 
 @asynccontextmanager
-async def _gateway(guard: ConnectionGuard) -> AsyncIterator[str]:
+async def _gateway(
+    guard: ConnectionGuard, protocol: type[asyncio.Protocol] | None = None
+) -> AsyncIterator[str]:
     config = GatewayConfig(
         build_agent=_graph,
         open_checkpointer=lambda: open_checkpointer(":memory:"),
@@ -93,7 +105,7 @@ async def _gateway(guard: ConnectionGuard) -> AsyncIterator[str]:
     )
     sock = open_listener("127.0.0.1", 0)
     server = uvicorn.Server(
-        uvicorn.Config(create_app(config), log_level="warning", http=guard.protocol())
+        uvicorn.Config(create_app(config), log_level="warning", http=protocol or guard.protocol())
     )
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
@@ -178,3 +190,94 @@ async def test_a_stuck_stream_client_is_dropped_and_resumes_with_last_event_id()
     custom = [json.loads(data)["i"] for _, event, data in first + rest if event == "custom"]
     assert custom == list(range(EVENTS))
     assert guard.counts["write_timeout"] == 1
+
+
+#: What asyncio's transport buffers before it pauses its protocol (its default high-water mark).
+_TRANSPORT_HIGH_WATER = 64 * 1024
+#: An HTTP chunk's size line and CRLFs around one write.
+_CHUNK_FRAMING = 16
+
+
+async def _post_and_stop_reading(base: str, thread_id: str) -> socket.socket:
+    body = json.dumps(
+        {"input": {"messages": [{"role": "user", "content": "go"}]}, "stream_mode": ["custom"]}
+    ).encode()
+    loop = asyncio.get_running_loop()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await loop.sock_connect(sock, ("127.0.0.1", int(base.rsplit(":", 1)[1])))
+    head = (
+        f"POST /api/threads/{thread_id}/runs/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    await loop.sock_sendall(sock, head.encode() + body)
+    return sock
+
+
+async def test_a_stuck_stream_client_holds_one_write_however_far_behind_it_is() -> None:
+    """Counted: the bytes the connection's buffer holds when uvicorn stops writing to a client
+    that reads nothing. Each later write waits for that buffer to drain, so this (plus the one
+    write waiting, at most ``WRITE_CHUNK_BYTES``) is what the reader costs beyond the run's own
+    events — 13 MB of them here, 1 MiB per write before writes were cut to the chunk size."""
+    guard = ConnectionGuard(max_connections=64, write_timeout=WAIT)
+    paused = asyncio.Event()
+    held: list[int] = []
+
+    class Watched(guard.protocol()):  # type: ignore[misc]
+        def connection_made(self, transport: Any) -> None:
+            # Little room in the kernel: what the client does not read stays in the process.
+            transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            super().connection_made(transport)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            held.append(self.transport.get_write_buffer_size())
+            paused.set()
+
+    async with _gateway(guard, Watched) as base, httpx.AsyncClient(base_url=base) as http:
+        thread_id = (await http.post("/api/threads", json={})).json()["thread_id"]
+        sock = await _post_and_stop_reading(base, thread_id)
+        try:
+            await asyncio.wait_for(paused.wait(), WAIT)
+        finally:
+            sock.close()
+    assert held and max(held) <= _TRANSPORT_HIGH_WATER + WRITE_CHUNK_BYTES + _CHUNK_FRAMING
+
+
+_EVENTS = st.lists(
+    st.tuples(st.sampled_from(["values", "custom", "messages"]), st.integers(0, 700)),
+    max_size=12,
+)
+
+
+@given(_EVENTS, st.integers(1, 300), st.booleans())
+def test_sse_chunks_are_the_frames_cut_into_writes_of_at_most_max_chunk(
+    shapes: list[tuple[str, int]], max_chunk: int, with_id: bool
+) -> None:
+    events = [Event(n, name, bytes([65 + n % 26]) * size) for n, (name, size) in enumerate(shapes)]
+    chunks = list(sse_chunks(events, with_id=with_id, max_chunk=max_chunk))
+    assert b"".join(chunks) == sse_frames(events, with_id=with_id)
+    assert all(0 < len(chunk) <= max_chunk for chunk in chunks)
+    # Joined while they fit: never two writes in a row that one write could have carried,
+    # unless the second is a slice of an event's own data.
+    for first, second in itertools.pairwise(chunks):
+        assert (
+            len(first) + len(second) > max_chunk
+            or isinstance(second, memoryview)
+            or (isinstance(first, memoryview))
+        )
+
+
+def test_a_large_events_data_is_sent_as_slices_of_it_not_copies() -> None:
+    data = b"v" * (3 * WRITE_CHUNK_BYTES + 5)
+    chunks = list(sse_chunks([Event(0, "values", data)], with_id=False))
+    slices = [c for c in chunks if isinstance(c, memoryview)]
+    assert [len(c) for c in slices] == [WRITE_CHUNK_BYTES] * 3 + [5]
+    assert all(c.obj is data for c in slices)
+    # At exactly the limit a frame is one write; one byte more and its data goes on its own.
+    head, tail = len(b"event: values\ndata: "), len(b"\n\n")
+    exact = Event(0, "values", b"v" * (WRITE_CHUNK_BYTES - head - tail))
+    assert [len(c) for c in sse_chunks([exact], with_id=False)] == [WRITE_CHUNK_BYTES]
+    over = Event(0, "values", b"v" * (WRITE_CHUNK_BYTES - head - tail + 1))
+    assert len(list(sse_chunks([over], with_id=False))) == 2

@@ -20,7 +20,7 @@ from langgraph_sdk import get_client
 
 from tests.gated_upstream import GatedLightRAG
 
-__all__ = ["diff", "normalise", "play"]
+__all__ = ["DEERFLOW_CONTEXT", "deerflow_run", "diff", "normalise", "play"]
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?$")
@@ -36,6 +36,44 @@ ALL_MODES = [
     "tasks",
     "checkpoints",
 ]
+
+
+#: The context DeerFlow's chat page sends with every message (``core/threads/hooks.ts``, "pro"
+#: mode; ``thread_id`` is added per thread).
+DEERFLOW_CONTEXT = {
+    "model_name": "deepseek-v3",
+    "mode": "pro",
+    "thinking_enabled": True,
+    "is_plan_mode": True,
+    "subagent_enabled": False,
+    "reasoning_effort": "medium",
+}
+
+
+def deerflow_run(thread_id: str | None) -> dict[str, Any]:
+    """A run as DeerFlow's ``useStream`` submits a message: the stream modes its callbacks ask for
+    (``values`` and ``updates`` always, ``messages-tuple`` for its messages, ``custom`` for
+    subtask progress), resumable with ``on_disconnect: continue`` (``reconnectOnMount``), its
+    recursion limit, a human message of text blocks, and its context."""
+    context = (
+        dict(DEERFLOW_CONTEXT)
+        if thread_id is None
+        else {**DEERFLOW_CONTEXT, "thread_id": thread_id}
+    )
+    message = {
+        "type": "human",
+        "content": [{"type": "text", "text": QUESTION}],
+        "additional_kwargs": {},
+    }
+    return {
+        "assistant_id": "agent",
+        "input": {"messages": [message]},
+        "config": {"recursion_limit": 1000},
+        "context": context,
+        "stream_mode": ["values", "updates", "messages-tuple", "custom"],
+        "stream_resumable": True,
+        "on_disconnect": "continue",
+    }
 
 
 def normalise(value: Any) -> Any:
@@ -238,6 +276,84 @@ async def play(base: str, upstream: GatedLightRAG, marker: str) -> dict[str, dic
         )
         r.record("runs.stream.resumable.ids", {"count": len(ids), "distinct": len(set(ids))})
 
+        # DeerFlow's chat page (``useStream``: ``reconnectOnMount``, ``fetchStateHistory``, its
+        # stream modes, ``streamResumable``, the context sent with every message), then the
+        # same context on every other run route.
+        deerflow_tid = str(uuid.uuid4())
+        await r.call("deerflow.threads.create", "POST", "/threads", {"thread_id": deerflow_tid})
+        _, _, headers = await r.call(
+            "deerflow.runs.stream",
+            "POST",
+            f"/threads/{deerflow_tid}/runs/stream",
+            deerflow_run(deerflow_tid),
+        )
+        await r.call(
+            "deerflow.join_stream.reconnect",
+            "GET",
+            f"{headers.get('location', '')}?cancel_on_disconnect=0",
+            headers={"Last-Event-ID": "-1"},
+        )
+        await r.call(
+            "deerflow.history.limit-1", "POST", f"/threads/{deerflow_tid}/history", {"limit": 1}
+        )
+        await r.call("deerflow.state", "GET", f"/threads/{deerflow_tid}/state")
+        context = {**DEERFLOW_CONTEXT, "thread_id": deerflow_tid}
+        await r.call(
+            "context.runs.wait",
+            "POST",
+            f"/threads/{deerflow_tid}/runs/wait",
+            {"assistant_id": "agent", "input": question, "context": context},
+        )
+        _, with_context, _ = await r.call(
+            "context.runs.create",
+            "POST",
+            f"/threads/{deerflow_tid}/runs",
+            {"assistant_id": "agent", "input": question, "context": context},
+        )
+        await r.call(
+            "context.runs.join",
+            "GET",
+            # A refused run has no id: the join then says so with a 404.
+            f"/threads/{deerflow_tid}/runs/{with_context.get('run_id', uuid.uuid4())}/join",
+        )
+        await r.call(
+            "context.runs.stream.configurable",
+            "POST",
+            f"/threads/{deerflow_tid}/runs/stream",
+            {
+                "assistant_id": "agent",
+                "input": question,
+                "config": {"configurable": {"model_name": "m"}},
+            },
+        )
+        await r.call("context.history", "GET", f"/threads/{deerflow_tid}/history?limit=2")
+        await r.call(
+            "context.error.with-configurable",
+            "POST",
+            f"/threads/{deerflow_tid}/runs/wait",
+            {
+                "assistant_id": "agent",
+                "input": question,
+                "context": context,
+                "config": {"configurable": {"model_name": "m"}},
+            },
+        )
+        deep: Any = "x"
+        for _ in range(16):  # the gateway's limit is 16 levels, the object itself the first
+            deep = [deep]
+        for name, bad in (
+            ("array", [context]),
+            ("string", "pro"),
+            ("number", 1),
+            ("too-deep", {"k": deep}),
+        ):
+            await r.call(
+                f"context.error.{name}",
+                "POST",
+                f"/threads/{deerflow_tid}/runs/stream",
+                {"assistant_id": "agent", "input": question, "context": bad},
+            )
+
         # A busy thread: a run held at the upstream, then each multitask strategy.
         _, busy, _ = await r.call("threads.create.busy", "POST", "/threads", {})
         bid = busy["thread_id"]
@@ -325,6 +441,24 @@ async def play(base: str, upstream: GatedLightRAG, marker: str) -> dict[str, dic
             "POST",
             "/runs/stream",
             {"assistant_id": "agent", "input": question, "stream_mode": ["values", "updates"]},
+        )
+        await r.call(
+            "stateless.context.wait",
+            "POST",
+            "/runs/wait",
+            {"assistant_id": "agent", "input": question, "context": DEERFLOW_CONTEXT},
+        )
+        await r.call(
+            "stateless.context.stream",
+            "POST",
+            "/runs/stream",
+            {**deerflow_run(None), "stream_resumable": False},
+        )
+        await r.call(
+            "stateless.context.create",
+            "POST",
+            "/runs",
+            {"assistant_id": "agent", "input": question, "context": DEERFLOW_CONTEXT},
         )
 
         # The official client.

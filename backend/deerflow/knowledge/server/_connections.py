@@ -15,7 +15,7 @@ stopped reading kept its buffers, and its run's events, for good. Around uvicorn
 * A response whose client reads nothing for ``write_timeout`` (the transport's buffer stays above
   its high-water mark all that time) is dropped; a resumable event stream's client reconnects with
   ``Last-Event-ID``. What a response holds meanwhile is bounded by uvicorn's flow control plus one
-  write (``streaming.MAX_BATCH_BYTES`` for a stream).
+  write (``streaming.WRITE_CHUNK_BYTES`` for a stream).
 * Each condition is logged in one line when it first happens, then at most once per
   ``log_interval`` with how many more there were.
 """

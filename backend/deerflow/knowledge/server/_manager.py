@@ -45,7 +45,7 @@ from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
 from deerflow.knowledge.server._records import ACTIVE_RUN_STATUSES, Records
 from deerflow.knowledge.server._streaming import EventTranslator, RunStream
 from deerflow.knowledge.server._threadmeta import with_run_id
-from deerflow.knowledge.server._wire import WireEncoder, dumps, iso_now
+from deerflow.knowledge.server._wire import ThreadMemos, WireEncoder, dumps, iso_now
 from deerflow.knowledge.server.errors import ThreadBusy, ThreadNotFound
 
 __all__ = [
@@ -54,7 +54,6 @@ __all__ = [
     "FINISHED_RUNS_KEPT",
     "FINISHED_RUN_BYTES_KEPT",
     "STALE_RUN_GRACE_SECONDS",
-    "THREAD_MEMOS_KEPT",
     "RunManager",
     "RunPlan",
     "process_owner",
@@ -70,8 +69,6 @@ FINISHED_RUNS_KEPT: Final = 200
 #: ``values`` frames (the whole history each), so a count alone could hold gigabytes. A run
 #: dropped from memory is still joined, from its thread's final state.
 FINISHED_RUN_BYTES_KEPT: Final = 64 * 1024 * 1024
-#: Threads whose encoded messages stay in memory (least recently run dropped first).
-THREAD_MEMOS_KEPT: Final = 64
 _log = logging.getLogger(__name__)
 
 
@@ -84,6 +81,8 @@ class RunPlan:
     graph_input: Any
     config: dict[str, Any]
     modes: list[str]
+    #: The graph's runtime context (``Runtime.context``).
+    context: Any = None
     subgraphs: bool = False
     resumable: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -135,7 +134,7 @@ class RunManager:
         self._deleting: set[str] = set()
         #: Who runs this process's runs (written in their records; see ``orphaned``).
         self.owner = process_owner()
-        self._memos: OrderedDict[str, dict[Any, Any]] = OrderedDict()
+        self._memos = ThreadMemos()
 
     def stream(self, run_id: str) -> RunStream | None:
         return self.streams.get(run_id)
@@ -378,6 +377,7 @@ class RunManager:
             "subgraphs": plan.subgraphs,
             "interrupt_before": plan.interrupt_before,
             "interrupt_after": plan.interrupt_after,
+            "context": plan.context,
         }
         if plan.durability is not None:
             options["durability"] = plan.durability
@@ -442,13 +442,7 @@ class RunManager:
 
     def _memo(self, plan: RunPlan) -> dict[Any, Any]:
         """The thread's message memo: its history is encoded once, not once per run."""
-        memo = self._memos.pop(plan.thread_id, None)
-        if memo is None:
-            memo = {}
-        self._memos[plan.thread_id] = memo
-        while len(self._memos) > THREAD_MEMOS_KEPT:
-            self._memos.popitem(last=False)
-        return memo
+        return self._memos.checkout(plan.thread_id)
 
     def _forget_old(self) -> None:
         finished = [(rid, s.size) for rid, s in self.streams.items() if s.done.is_set()]

@@ -1,8 +1,8 @@
 """Runs: on a thread (``stream``, ``wait``, background ``create``, ``get``, ``list``, ``join``,
 ``join_stream``, ``cancel``, ``delete``) and stateless (``/runs/stream``, ``/runs/wait``, ``/runs``).
 
-A run's ``input`` and its ``command`` (``update``, ``resume``) are caller-written values: they pass
-the trust boundary before the graph sees them. Options the gateway does not implement answer 422.
+A run's ``input``, its ``command`` (``update``, ``resume``) and its ``context`` (``runcontext``)
+are caller-written values: they pass the trust boundary before the graph sees them. Options the gateway does not implement answer 422.
 A run started by another gateway process on the same database can be joined too: on PostgreSQL
 its events are in the database (``pgruns``: replayed, then followed through ``LISTEN``/``NOTIFY``),
 otherwise the join follows its record and the checkpoints it writes (``values`` only).
@@ -32,6 +32,13 @@ from deerflow.knowledge.server._gateway import (
 from deerflow.knowledge.server._http import ApiError, last_event_id, read_json, strip, validate
 from deerflow.knowledge.server._manager import RunPlan
 from deerflow.knowledge.server._records import TERMINAL_RUN_STATUSES
+from deerflow.knowledge.server._runcontext import (
+    CONTEXT_AND_CONFIGURABLE,
+    ContextRefused,
+    check_context,
+    fit_context,
+    mirrored_keys,
+)
 from deerflow.knowledge.server._schemas import (
     RunCreate,
     ThreadId,
@@ -42,8 +49,8 @@ from deerflow.knowledge.server._streaming import (
     STREAM_MODES,
     Event,
     RunStream,
+    sse_chunks,
     sse_frame,
-    sse_frames,
 )
 from deerflow.knowledge.server._threadmeta import (
     graph_metadata,
@@ -76,7 +83,8 @@ def _modes(stream_mode: str | list[str]) -> list[str]:
     return list(dict.fromkeys(modes)) or ["values"]
 
 
-def _config(gw: Gateway, thread_id: str, body: RunCreate) -> dict[str, Any]:
+def _config(gw: Gateway, thread_id: str, body: RunCreate) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's config and its runtime context (``runcontext``)."""
     checkpoint = body.checkpoint or (
         {"checkpoint_id": body.checkpoint_id} if body.checkpoint_id else None
     )
@@ -86,6 +94,9 @@ def _config(gw: Gateway, thread_id: str, body: RunCreate) -> dict[str, Any]:
     configurable = extra.pop("configurable", None) or {}
     if not isinstance(configurable, dict):
         raise ApiError(422, "config.configurable must be an object")
+    context = _context(body.context)
+    if context and configurable:
+        raise ApiError(400, CONTEXT_AND_CONFIGURABLE)
     for reserved in ("thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"):
         if reserved in configurable:
             raise ApiError(422, f"config.configurable.{reserved} is set by the gateway")
@@ -93,7 +104,15 @@ def _config(gw: Gateway, thread_id: str, body: RunCreate) -> dict[str, Any]:
     if internal:
         # LangGraph's own run wiring (__pregel_checkpointer, ...): a caller must not replace it.
         raise ApiError(422, f"config.configurable keys {internal} are reserved for LangGraph")
-    config["configurable"].update(strip(configurable).value)
+    configurable = strip(configurable).value
+    config["configurable"].update(configurable)
+    schema = gw.graph.get_context_jsonschema() if gw.graph.context_schema is not None else None
+    if context:
+        # Keys the graph's schema drops are not mirrored either (LangGraph Server removes them).
+        context = fit_context(context, schema)
+        config["configurable"].update(mirrored_keys(context))
+    else:  # LangGraph Server: a run without context has its configurable as context
+        context = fit_context(dict(configurable), schema)
     if "recursion_limit" in extra:
         limit = extra.pop("recursion_limit")
         if not isinstance(limit, int) or not 1 <= limit <= _MAX_RECURSION_LIMIT:
@@ -107,7 +126,19 @@ def _config(gw: Gateway, thread_id: str, body: RunCreate) -> dict[str, Any]:
     extra.pop("metadata", None)
     if extra:
         raise ApiError(422, f"config keys {sorted(extra)} are not supported by this gateway")
-    return config
+    return config, context
+
+
+def _context(raw: Any) -> dict[str, Any]:
+    """The caller's ``context``, checked and past the trust boundary (``{}`` when none)."""
+    if raw is None:
+        return {}
+    try:
+        context = check_context(raw)
+    except ContextRefused as exc:
+        raise ApiError(422, str(exc)) from None
+    stripped: dict[str, Any] = strip(context).value
+    return stripped
 
 
 def _graph_input(gw: Gateway, body: RunCreate) -> Any:
@@ -191,15 +222,18 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
         if thread is not None
         else None
     )
-    thread_metadata = started or (thread["metadata"] if thread is not None else new_metadata)
+    # A stateless run's record has no thread metadata (graph_id): LangGraph Server's has none.
+    thread_metadata = started or (thread["metadata"] if thread is not None else {})
     durability = body.durability
     if durability is None and body.checkpoint_during is not None:
         durability = "async" if body.checkpoint_during else "exit"
+    config, context = _config(gw, thread_id, body)
     plan = RunPlan(
         thread_id=thread_id,
         assistant_id=assistant_id,
         graph_input=_graph_input(gw, body),
-        config=_config(gw, thread_id, body),
+        config=config,
+        context=context,
         modes=_modes(body.stream_mode),
         subgraphs=body.stream_subgraphs,
         resumable=body.stream_resumable,
@@ -251,10 +285,11 @@ def _sse(
     cancel_on_disconnect: bool = False,
     headers: dict[str, str] | None = None,
 ) -> StreamingResponse:
-    async def frames() -> AsyncIterator[bytes]:
+    async def frames() -> AsyncIterator[bytes | memoryview]:
         try:
             async for batch in stream.follow(after=after, modes=modes):
-                yield sse_frames(batch, with_id=stream.resumable)
+                for chunk in sse_chunks(batch, with_id=stream.resumable):
+                    yield chunk
         finally:
             if cancel_on_disconnect and not stream.done.is_set():
                 gw.runs.cancel(stream.run_id)
@@ -354,7 +389,11 @@ async def create_run(
 async def create_stateless(request: Request, gw: Gateway = Depends(gateway)) -> Response:
     plan, _ = await _plan(gw, request, None)
     record = (await gw.runs.start(plan))[0]
-    return Response(dumps(_wire_run(record)), media_type="application/json")
+    return Response(
+        dumps(_wire_run(record)),
+        media_type="application/json",
+        headers=_run_headers(record, location=None),
+    )
 
 
 @router.get("/threads/{thread_id}/runs")

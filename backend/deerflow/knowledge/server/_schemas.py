@@ -171,7 +171,8 @@ class RunCreate(_Body):
     stream_resumable: bool = False
     metadata: _Metadata = Field(default_factory=dict)
     config: dict[str, Any] | None = None
-    context: dict[str, Any] | None = None
+    #: Checked by ``runcontext.check_context``, which says why a context is refused.
+    context: Any = None
     checkpoint: dict[str, Any] | None = None
     checkpoint_id: str | None = None
     checkpoint_during: bool | None = None
@@ -209,6 +210,4 @@ def unsupported_options(body: RunCreate) -> list[str]:
             names.append(name)
     if body.multitask_strategy == "rollback":
         names.append("multitask_strategy 'rollback'")
-    if body.context:
-        names.append("context")
     return names

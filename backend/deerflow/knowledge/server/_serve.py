@@ -3,14 +3,16 @@
 ``serve`` runs the app with uvicorn behind the connection guard (``connections``), answering only
 to the host names it is bound to (``origin``). The process is the gateway's here, so it is tuned
 for serving while uvicorn runs: a bounded default executor, a shorter GIL switch interval,
-``gc.freeze`` after start-up and LangSmith's untraced steps kept on the event loop. ``create_app``
-does none of this, so an application that embeds the app keeps its own process settings.
+``gc.freeze`` after start-up, LangSmith's untraced steps kept on the event loop and, on glibc, a
+fixed threshold above which memory is mapped (``pin_mmap_threshold``). ``create_app`` does none
+of this, so an application that embeds the app keeps its own process settings.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import ctypes
 import dataclasses
 import gc
 import socket
@@ -32,8 +34,10 @@ from deerflow.knowledge.server._origin import served_hosts
 
 __all__ = [
     "MISSING_PAGE_HINT",
+    "MMAP_THRESHOLD_BYTES",
     "SWITCH_INTERVAL_SECONDS",
     "WORKER_THREADS",
+    "pin_mmap_threshold",
     "serve",
     "untraced_steps_inline",
 ]
@@ -41,6 +45,11 @@ __all__ = [
 SWITCH_INTERVAL_SECONDS: Final = 0.0005
 #: Worker threads for the agent's blocking steps (shared by all runs of the process).
 WORKER_THREADS: Final = 64
+#: Blocks this large or larger are mapped on their own and returned to the system when freed
+#: (glibc's default, fixed: ``pin_mmap_threshold``).
+MMAP_THRESHOLD_BYTES: Final = 128 * 1024
+#: glibc's ``mallopt`` parameter number of the mmap threshold (``malloc.h``).
+_M_MMAP_THRESHOLD: Final = -3
 MISSING_PAGE_HINT: Final = (
     "this installation has no chat page. Released wheels carry it: reinstall with "
     "`pip install --force-reinstall deerflow-knowledge`; in a source checkout run "
@@ -81,6 +90,7 @@ def serve(
         print(f"API only at {url}api/ - {MISSING_PAGE_HINT}", flush=True)
     limits = descriptor_limits()
     guard = ConnectionGuard(max_connections=limits.max_connections)
+    pin_mmap_threshold()
 
     class Server(uvicorn.Server):
         async def serve(self, sockets: list[socket.socket] | None = None) -> None:
@@ -109,6 +119,21 @@ def serve(
         create_app(config), log_level="warning", http=guard.protocol(), backlog=limits.backlog
     )
     Server(uvicorn_config).run(sockets=[sock])
+
+
+def pin_mmap_threshold(threshold: int = MMAP_THRESHOLD_BYTES) -> bool:
+    """Fix glibc's mmap threshold at ``threshold``; False where there is no glibc ``mallopt``.
+
+    glibc raises the threshold each time a mapped block is freed (up to 32 MiB), so once a long
+    thread's values frames (hundreds of kilobytes each) had come and gone, the next ones came from
+    the heap, between small blocks that outlive them: the process grew for waves after every cache
+    had reached its bound (20 long threads a wave: +26 MiB in wave 4 with the dynamic threshold,
+    +1 MiB fixed). Fixed, a block this large is mapped and unmapped, and its pages go back."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not a glibc-like C library
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, threshold))
 
 
 async def _inline_unless_tracing(

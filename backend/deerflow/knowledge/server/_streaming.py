@@ -13,7 +13,7 @@ for subgraph events).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection, Iterable
+from collections.abc import AsyncIterator, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -25,10 +25,12 @@ __all__ = [
     "ALWAYS_SENT",
     "MAX_BATCH_BYTES",
     "STREAM_MODES",
+    "WRITE_CHUNK_BYTES",
     "Event",
     "EventTranslator",
     "RunStream",
     "event_mode",
+    "sse_chunks",
     "sse_frame",
     "sse_frames",
 ]
@@ -47,8 +49,14 @@ STREAM_MODES: Final = frozenset(
         "tools",
     }
 )
-#: Event data joined into one write to a stream's client (its socket buffer's worst case).
+#: Event data a reader takes per wake-up (references to the run's events, not copies).
 MAX_BATCH_BYTES: Final = 1 << 20
+#: The most one write to a stream's client carries. A write the client does not read stays in
+#: the connection's buffer, and the next one waits for it (uvicorn's flow control) — as a copy
+#: per layer (the SSE frame, h11's chunk, asyncio's buffer): with 1 MiB writes a stuck reader
+#: held 3.4 MiB. Small events are joined up to this size; a larger event's data is sent in
+#: slices of the run's own copy of it.
+WRITE_CHUNK_BYTES: Final = 64 * 1024
 #: Events every reader gets, whatever stream modes it asked for.
 ALWAYS_SENT: Final = frozenset({"metadata", "error", "end"})
 #: Modes LangGraph streams under another name, or (``tools``) derives from ``updates``.
@@ -73,6 +81,42 @@ def sse_frames(events: Iterable[Event], *, with_id: bool) -> bytes:
         parts += (b"event: ", event.name.encode(), b"\ndata: ", event.data, b"\n")
         parts.append(b"id: %d\n\n" % event.id if with_id else b"\n")
     return b"".join(parts)
+
+
+def sse_chunks(
+    events: Iterable[Event], *, with_id: bool, max_chunk: int = WRITE_CHUNK_BYTES
+) -> Iterator[bytes | memoryview]:
+    """The SSE frames of ``events`` as writes of at most ``max_chunk`` bytes, in order: small
+    frames joined into one write, a larger event's data as slices of it (no copy). What a reader
+    holds beyond the run's own events is one write, however large its events."""
+    pending: list[bytes] = []
+    size = 0
+    for event in events:
+        head = b"event: " + event.name.encode() + b"\ndata: "
+        tail = b"\nid: %d\n\n" % event.id if with_id else b"\n\n"
+        if size + len(head) + len(event.data) + len(tail) <= max_chunk:
+            pending += (head, event.data, tail)
+            size += len(head) + len(event.data) + len(tail)
+            continue
+        for part in (head, event.data, tail):
+            if not part:
+                continue
+            if size + len(part) <= max_chunk:
+                pending.append(part)
+                size += len(part)
+                continue
+            if size:
+                yield b"".join(pending)
+                pending, size = [], 0
+            if len(part) <= max_chunk:
+                pending.append(part)
+                size = len(part)
+                continue
+            view = memoryview(part)
+            for start in range(0, len(part), max_chunk):
+                yield view[start : start + max_chunk]
+    if size:
+        yield b"".join(pending)
 
 
 def event_mode(name: str) -> str:
@@ -116,8 +160,9 @@ class RunStream:
         """Events with an id above ``after``, then each new one until the run ends, in batches:
         whatever is there when the reader wakes (a model streams tokens faster than a socket
         write per event), up to ``max_batch_bytes`` of event data (one event, however large, is
-        always a batch). A reader that falls behind thus holds one batch in its socket's buffer,
-        not a copy of every event since it stopped reading."""
+        always a batch). A batch is the run's own events, not copies; it is written in
+        ``sse_chunks``, so a reader that falls behind holds one write in its socket's buffer, not a
+        copy of every event since it stopped reading."""
         position = max(after + 1, 0)
         while True:
             wake = self._wake
