@@ -15,11 +15,12 @@ is a domain error (``errors``); the HTTP layer gives it its status.
 A run is cancelled at most once and never inside the cleanup that records its end, so however
 many ``interrupt`` runs pile up, each run's stream ends and its thread is released. A delete
 stops new runs on its thread, waits for the thread's runs and their checkpoint writes in flight,
-then removes it, so nothing brings it back. Run records name their process: a gateway that starts
-after a crash ends the runs a dead process left (on PostgreSQL, by the heartbeat rule).
+then removes it; a save a stopped graph still makes afterwards is dropped (``runwrites``), so
+nothing brings it back. Run records name their process: a gateway that starts after a crash ends
+the runs a dead process left (on PostgreSQL, by the heartbeat rule).
 
-It is a little over 500 lines because admission, cancellation and deletion share the admission
-lock and the per-thread lanes; split, each part would have to re-check the others' invariants.
+It is nearly 500 lines because admission, cancellation and deletion share the admission lock and
+the per-thread lanes; split, each part would have to re-check the others' invariants.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from deerflow.knowledge.server._coordination import (
 )
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
 from deerflow.knowledge.server._records import ACTIVE_RUN_STATUSES, Records
+from deerflow.knowledge.server._runwrites import RunWrites
 from deerflow.knowledge.server._streaming import EventTranslator, RunStream
 from deerflow.knowledge.server._threadmeta import with_run_id
 from deerflow.knowledge.server._wire import WireEncoder, dumps, iso_now
@@ -108,7 +110,7 @@ class RunManager:
         finished_run_bytes_kept: int = FINISHED_RUN_BYTES_KEPT,
     ) -> None:
         self.graph = graph
-        self._writes = _CheckpointWrites(getattr(graph, "checkpointer", None))
+        self._writes = RunWrites(getattr(graph, "checkpointer", None))
         self.finished_runs_kept = finished_runs_kept
         self.finished_run_bytes_kept = finished_run_bytes_kept
         #: Agreement with other gateway processes; alone in this process unless told otherwise.
@@ -207,6 +209,7 @@ class RunManager:
         stream.emit("metadata", dumps({"run_id": run_id, "attempt": 1}))
         self.streams[run_id] = stream
         self._waiting[plan.thread_id] = self._waiting.get(plan.thread_id, 0) + 1
+        self._writes.open(run_id)  # with the task: a delete from now on closes it
         task = asyncio.create_task(self._execute(plan, record, stream))
         self.tasks[run_id] = task
         return record, stream, lost
@@ -265,6 +268,9 @@ class RunManager:
             }
             for run_id in local:
                 self.cancel(run_id)
+                # Whatever the run's graph still saves from now on is dropped, even if the run
+                # outlasts the wait below.
+                self._writes.close(run_id)
             if local:
                 done, _ = await asyncio.wait(local.values(), timeout=DELETE_WAIT_SECONDS)
                 if len(done) < len(local):
@@ -326,7 +332,10 @@ class RunManager:
                     # A stopped graph may still be unwinding a step stuck in a worker thread; the
                     # thread's next run waits for it, so their writes never interleave.
                     await asyncio.wait({leftover})
-                # LangGraph does not wait for a checkpoint write in flight when a run stops.
+                # The graph has ended, but a save it started may not have reached the saver yet
+                # (LangGraph does not wait for them when a run stops): it is dropped now, and the
+                # writes in flight land before the thread's next run or a delete goes on.
+                self._writes.close(run_id)
                 await self._writes.settled(thread_id)
         except asyncio.CancelledError:
             pass  # cancelled while waiting its turn
@@ -346,6 +355,7 @@ class RunManager:
                 self._forget_old()
                 # Released only once no write of this run can land any more: a delete in
                 # another process waits for the release, then removes the checkpoints.
+                self._writes.close(run_id)
                 await self._writes.settled(thread_id)
                 await self.coordinator.release(run_id)
 
@@ -383,6 +393,7 @@ class RunManager:
             options["durability"] = plan.durability
 
         async def consume() -> None:
+            self._writes.act_for(stream.run_id)  # the saves of this task and those it starts
             async for part in self.graph.astream(plan.graph_input, plan.config, **options):
                 if translator.closed:
                     return
@@ -428,6 +439,10 @@ class RunManager:
         record.update(status=status, updated_at=iso_now())
         await self.records.put_run(record)
         if plan.delete_thread_after:
+            # The graph of a stopped run may still be unwinding: nothing it saves may outlive
+            # the thread.
+            self._writes.close(record["run_id"])
+            await self._writes.settled(plan.thread_id)
             if self.on_thread_done is not None:
                 await self.on_thread_done(plan.thread_id)
             return
@@ -456,41 +471,6 @@ class RunManager:
             finished, most=self.finished_runs_kept, most_bytes=self.finished_run_bytes_kept
         ):
             del self.streams[run_id]
-
-
-class _CheckpointWrites:
-    """Checkpoint writes in flight, per thread, on the graph's checkpointer (its ``aput`` and
-    ``aput_writes``, wrapped on this one instance): LangGraph leaves a write running when it
-    stops a run, and a delete must not remove the checkpoints before that write lands."""
-
-    def __init__(self, saver: Any) -> None:
-        self._active: dict[str, int] = {}
-        self._idle: dict[str, asyncio.Event] = {}
-        for name in ("aput", "aput_writes"):
-            method = getattr(saver, name, None)
-            if method is not None:
-                setattr(saver, name, self._tracked(method))
-
-    def _tracked(self, method: Any) -> Any:
-        async def tracked(config: Any, *args: Any, **kwargs: Any) -> Any:
-            thread_id = str(config.get("configurable", {}).get("thread_id"))
-            self._active[thread_id] = self._active.get(thread_id, 0) + 1
-            try:
-                return await method(config, *args, **kwargs)
-            finally:
-                self._active[thread_id] -= 1
-                if not self._active[thread_id]:
-                    del self._active[thread_id]
-                    idle = self._idle.pop(thread_id, None)
-                    if idle is not None:
-                        idle.set()
-
-        return tracked
-
-    async def settled(self, thread_id: str) -> None:
-        """Return once no checkpoint write of the thread is in flight."""
-        while thread_id in self._active:
-            await self._idle.setdefault(thread_id, asyncio.Event()).wait()
 
 
 def runs_to_forget(finished: Sequence[tuple[str, int]], *, most: int, most_bytes: int) -> list[str]:
