@@ -126,13 +126,14 @@ class RunManager:
         self._lanes: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
         self._admit = asyncio.Lock()
-        #: Runs cancelled or recording their end: cancelled once, never inside their cleanup.
-        self._stopping: set[str] = set()
-        #: Runs admitted whose task is not made yet; runs whose task took its first step; runs
-        #: cancelled before it.
-        self._starting: set[str] = set()
+        #: Each run's stop, from its admission until its task ends: set by a cancel and never
+        #: cleared, so a run asked to stop stops even if the cancel's ``CancelledError`` was lost
+        #: on the way (see ``cancel``).
+        self._stops: dict[str, asyncio.Event] = {}
+        #: Runs recording their end (a cancel now is refused, not raised in that cleanup); runs
+        #: whose task took its first step.
+        self._ending: set[str] = set()
         self._begun: set[str] = set()
-        self._cancel_on_start: set[str] = set()
         #: Threads being deleted here: no run starts on them.
         self._deleting: set[str] = set()
         #: Who runs this process's runs (written in their records; see ``orphaned``).
@@ -156,14 +157,12 @@ class RunManager:
             ]
             run_id = str(uuid.uuid4())
             plan.config = with_run_id(plan.config, run_id)
-            self._starting.add(run_id)
+            self._stops[run_id] = asyncio.Event()  # a cancel during the admission is kept
             try:
                 record, stream, lost = await self._register(plan, local, run_id)
             except BaseException:
-                self._cancel_on_start.discard(run_id)
+                self._stops.pop(run_id, None)
                 raise
-            finally:
-                self._starting.discard(run_id)
         if lost:  # runs of a stopped process on this thread: their records say so now
             await self._on_lost(lost)
         return record, stream
@@ -284,23 +283,24 @@ class RunManager:
     def cancel(self, run_id: str) -> bool:
         """Stop the run if it is in progress or queued here; False when it is not (or ended).
 
-        A run is cancelled once: a second cancel, or one that comes while the run records its
-        end, would land inside that cleanup and leave its stream open and its thread held."""
+        The run's stop is set for good, and its task is cancelled once, to break off whatever it
+        awaits. A cancelled task may still not stop: on Python 3.11 ``asyncio.wait_for`` returns
+        instead of raising when its event fires in the step it is cancelled (CPython gh-86296),
+        and a library may swallow the cancel too; so the run reads its stop after every wait and
+        waits for its graph and its stop together. A second ``task.cancel()`` could land inside
+        some cleanup — a connection going back to its pool, or the run recording its end, which
+        would leave its stream open and its thread held — so later cancels only find the stop
+        set (and a run recording its end is not cancelled at all)."""
+        stop = self._stops.get(run_id)
         task = self.tasks.get(run_id)
-        if task is None:
-            if run_id not in self._starting:
-                return False
-            self._cancel_on_start.add(run_id)  # admitted, its task not made yet
-            return True
-        if task.done():
+        if stop is None or (task is not None and task.done()):
             return False
-        if run_id not in self._stopping:
-            self._stopping.add(run_id)
-            if run_id in self._begun:
-                task.cancel()
-            else:
-                # A task cancelled before its first step never runs its cleanup: it is told.
-                self._cancel_on_start.add(run_id)
+        if run_id in self._ending or stop.is_set():
+            return True
+        stop.set()
+        # A task cancelled before its first step never runs its cleanup: it reads its stop.
+        if task is not None and run_id in self._begun:
+            task.cancel()
         return True
 
     async def drain(self, timeout: float) -> None:
@@ -313,19 +313,21 @@ class RunManager:
         lane = self._lanes.setdefault(thread_id, asyncio.Lock())
         leftover: asyncio.Task[None] | None = None
         ended = False
+        stop = self._stops[run_id]
         self._begun.add(run_id)
         try:
-            if run_id in self._cancel_on_start:
-                raise asyncio.CancelledError
+            _unless_stopped(stop)
             async with lane:
                 # Runs of the thread in other processes go first.
                 await self.coordinator.wait_turn(thread_id, run_id)
+                _unless_stopped(stop)  # its cancel may have come as its turn did, and been lost
                 record.update(status="running", updated_at=iso_now())
                 await self.records.put_run(record)
                 await self.records.touch_thread(thread_id, status="busy")
-                status, leftover = await self._run_graph(plan, stream)
+                _unless_stopped(stop)
+                status, leftover = await self._run_graph(plan, stream, stop)
                 # From here on the run is ending: a cancel is refused, not raised in the cleanup.
-                self._stopping.add(run_id)
+                self._ending.add(run_id)
                 await self._end(plan, record, stream, status, counted=True)
                 ended = True
                 if leftover is not None:
@@ -338,9 +340,9 @@ class RunManager:
                 self._writes.close(run_id)
                 await self._writes.settled(thread_id)
         except asyncio.CancelledError:
-            pass  # cancelled while waiting its turn
+            pass  # stopped while waiting its turn
         finally:
-            self._stopping.add(run_id)
+            self._ending.add(run_id)
             self._waiting[thread_id] -= 1
             if not self._waiting[thread_id]:
                 del self._waiting[thread_id]
@@ -350,8 +352,9 @@ class RunManager:
                     await self._end(plan, record, stream, "interrupted", counted=False)
             finally:
                 self.tasks.pop(run_id, None)
-                for marks in (self._stopping, self._begun, self._cancel_on_start):
+                for marks in (self._ending, self._begun):
                     marks.discard(run_id)
+                self._stops.pop(run_id, None)
                 self._forget_old()
                 # Released only once no write of this run can land any more: a delete in
                 # another process waits for the release, then removes the checkpoints.
@@ -378,7 +381,7 @@ class RunManager:
             stream.finish()  # whatever happened above: a join never waits for an ended run
 
     async def _run_graph(
-        self, plan: RunPlan, stream: RunStream
+        self, plan: RunPlan, stream: RunStream, stop: asyncio.Event
     ) -> tuple[str, asyncio.Task[None] | None]:
         translator = EventTranslator(
             stream, plan.modes, subgraphs=plan.subgraphs, encoder=WireEncoder(self._memo(plan))
@@ -401,9 +404,16 @@ class RunManager:
 
         started = time.monotonic()
         graph = asyncio.create_task(consume())
+        stopped = asyncio.ensure_future(stop.wait())
         try:
-            done, _ = await asyncio.wait({graph}, timeout=self.run_timeout)
+            done, _ = await asyncio.wait(
+                {graph, stopped}, timeout=self.run_timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         except asyncio.CancelledError:  # cancelled by a client (cancel, on_disconnect)
+            stop.set()
+        finally:
+            stopped.cancel()
+        if stop.is_set():  # by its cancel, or by its stop alone if the cancel was lost
             translator.closed = True
             graph.cancel()
             return "interrupted", graph
@@ -471,6 +481,12 @@ class RunManager:
             finished, most=self.finished_runs_kept, most_bytes=self.finished_run_bytes_kept
         ):
             del self.streams[run_id]
+
+
+def _unless_stopped(stop: asyncio.Event) -> None:
+    """Raise ``CancelledError`` if the run was asked to stop (its cancel may have been lost)."""
+    if stop.is_set():
+        raise asyncio.CancelledError
 
 
 def runs_to_forget(finished: Sequence[tuple[str, int]], *, most: int, most_bytes: int) -> list[str]:
