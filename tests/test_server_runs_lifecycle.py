@@ -108,11 +108,8 @@ async def test_deletes_at_seeded_points_of_runs_leave_no_checkpoint(
         gw = client._transport.app.state.gateway
         before = HeldWrites(gw.saver)
         baseline = asyncio.all_tasks()
-        left, rounds = (
-            [],
-            [(rng.randrange(1, 4), rng.choice((before, in_flight))) for _ in range(24)],
-        )
-        for at, hold in rounds:
+        left: list[tuple[int, bool]] = []
+        for at, hold in [(rng.randrange(1, 4), rng.choice((before, in_flight))) for _ in range(24)]:
             hold.arm(at)
             tid = (await client.post("/api/threads", json={})).json()["thread_id"]
             await client.post(f"/api/threads/{tid}/runs", json={"input": HUMAN})
