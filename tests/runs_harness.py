@@ -105,22 +105,45 @@ def plan(thread_id: str, graph_input: Any, strategy: str = "reject") -> Any:
 
 
 class HeldWrites:
-    """Holds a real async checkpointer's ``aput`` while ``held``: each waits for ``release`` (a
-    checkpoint write still in flight when a delete comes)."""
+    """Holds a real async checkpointer's saves (``aput``): while ``held`` each waits for
+    ``release``; after ``arm(n)`` only the ``n``-th save from then on does. Installed before the
+    gateway wraps the saver, a held save is a write in flight (the gateway counts it); installed on
+    the gateway's saver afterwards, it is one LangGraph has not given the saver yet (a save waiting
+    for the one before it)."""
 
     def __init__(self, saver: Any) -> None:
         self.held = False
         self.release = asyncio.Event()
         self.waiting = asyncio.Event()
+        self.landed = asyncio.Event()
+        self._countdown: int | None = None
         put = saver.aput
 
         async def aput(*args: Any, **kwargs: Any) -> Any:
-            if self.held:
-                self.waiting.set()
-                await self.release.wait()
-            return await put(*args, **kwargs)
+            if not self._holds():
+                return await put(*args, **kwargs)
+            self.waiting.set()
+            await self.release.wait()
+            try:
+                return await put(*args, **kwargs)
+            finally:
+                self.landed.set()
 
         saver.aput = aput
+
+    def arm(self, n: int) -> None:
+        """Hold the ``n``-th save from now (1: the next), with fresh events."""
+        self.release, self.waiting, self.landed = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        self._countdown = n
+
+    def _holds(self) -> bool:
+        if self._countdown is None:
+            return self.held
+        self._countdown -= 1
+        if self._countdown:
+            return False
+        self._countdown = None
+        return True
 
 
 def echo_graph(saver: Any) -> Any:
@@ -138,9 +161,12 @@ def echo_graph(saver: Any) -> Any:
 
 
 @asynccontextmanager
-async def gateway_app(folder: Path, **options: Any) -> AsyncIterator[tuple[Any, HeldWrites]]:
-    """The gateway app over ``echo_graph`` on SQLite files in ``folder``, started (its lifespan
-    entered), with an HTTP client on it and the hold on its checkpoint writes."""
+async def gateway_app(
+    folder: Path, *, postgres: str | None = None, **options: Any
+) -> AsyncIterator[tuple[Any, HeldWrites]]:
+    """The gateway app over ``echo_graph`` on SQLite files in ``folder`` (or on the PostgreSQL
+    database at ``postgres``, with its run coordination), started (its lifespan entered), with an
+    HTTP client on it and the hold on its checkpoint writes."""
     import httpx
 
     from deerflow.knowledge.server import open_checkpointer, open_store
@@ -152,10 +178,15 @@ async def gateway_app(folder: Path, **options: Any) -> AsyncIterator[tuple[Any, 
         holds.append(HeldWrites(saver))
         return echo_graph(saver)
 
+    target = postgres or str(folder / "threads.sqlite")
+    if postgres is not None:
+        from deerflow.knowledge.server._pgruns import pg_coordination
+
+        options.setdefault("open_coordination", pg_coordination(postgres))
     config = GatewayConfig(
         build_agent=build,
-        open_checkpointer=lambda: open_checkpointer(str(folder / "threads.sqlite")),
-        open_store=lambda: open_store(str(folder / "threads.sqlite")),
+        open_checkpointer=lambda: open_checkpointer(target),
+        open_store=lambda: open_store(target),
         provider_label="test",
         model_label="echo",
         **options,

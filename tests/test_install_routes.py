@@ -9,6 +9,8 @@ installed into a fresh venv (the locked dependency versions come from uv's cache
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import shutil
 import sys
@@ -48,6 +50,29 @@ def _venv(work: Path) -> Path:
     return venv
 
 
+def _uv_executable() -> str:
+    """The uv program itself, not a script that runs it: ``scripts/bin/uv`` and pyenv's shim need
+    bash and env, which a ``PATH`` of only uv and python3 leaves out. ``uv run`` names it in
+    ``UV``; else the ``uv`` package's, else the first ``uv`` on ``PATH`` that is not a script,
+    else the one a script on ``PATH`` runs, as it names itself to the programs it runs."""
+    candidates = [os.environ.get("UV", "")]
+    with contextlib.suppress(ImportError, FileNotFoundError):
+        candidates.append(importlib.import_module("uv").find_uv_bin())
+    candidates += [os.path.join(d, "uv") for d in os.environ.get("PATH", "").split(os.pathsep)]
+    for candidate in filter(None, candidates):
+        found = os.path.realpath(candidate)
+        if os.path.isfile(found) and os.access(found, os.X_OK) and not _script(found):
+            return found
+    named = _ok(["uv", "run", "--no-project", "--python", sys.executable, "python", "-c",
+                 "import os; print(os.environ['UV'])"])  # fmt: skip
+    return os.path.realpath(named.strip())
+
+
+def _script(path: str) -> bool:
+    with open(path, "rb") as file:
+        return file.read(2) == b"#!"
+
+
 def test_git_url_install_builds_the_page_with_npm(clone: Path, tmp_path: Path) -> None:
     if shutil.which("npm") is None:
         pytest.skip("needs npm on PATH")
@@ -65,11 +90,9 @@ def test_git_url_install_builds_the_page_with_npm(clone: Path, tmp_path: Path) -
 def test_a_source_tree_without_npm_builds_without_the_page(clone: Path, tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     shutil.copytree(clone, tree, ignore=shutil.ignore_patterns(".git", "node_modules"))
-    uv = shutil.which("uv")
-    assert uv is not None
     bin_dir = tmp_path / "bin"  # only uv and python: no npm, no node
     bin_dir.mkdir()
-    (bin_dir / "uv").symlink_to(os.path.realpath(uv))
+    (bin_dir / "uv").symlink_to(_uv_executable())
     (bin_dir / "python3").symlink_to(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("npm_", "NODE"))}
     env["PATH"] = str(bin_dir)

@@ -293,3 +293,45 @@ async def test_a_killed_processs_runs_end_as_errors(postgres_url: str, noticed_b
         if noticed_by == "a heartbeat":
             assert (await records.thread(thread_id))["status"] == "idle"  # type: ignore[index]
         assert await manager.recover() == 0  # ended once
+
+
+async def test_every_admitted_interrupt_stops_the_run_it_displaces(postgres_url: str) -> None:
+    """Seeded storms of 25 ``interrupt`` runs at one thread, alternating two processes, a seeded
+    number of event-loop steps apart. Each run's graph is held until the run admitted two after it
+    (on its own process, so its admission cancels it there directly) is admitted: a run that lost
+    the cancel of an interrupt on the way ends ``success`` then, with later interrupts admitted
+    during its step. Counted over the storms."""
+    graph = HeldGraph()
+    rng = random.Random(9)
+
+    async def yields(*_: Any) -> None:
+        for _ in range(rng.randrange(8)):
+            await asyncio.sleep(0)
+
+    graph.before_step = yields
+    async with gateways(postgres_url, 2, graph) as [(one, records), (two, _)]:
+        missed = []
+        for storm in range(12):
+            thread_id = str(uuid.uuid4())
+            await records.new_thread(thread_id, {})
+            gates = [graph.hold((storm, n)) for n in range(25)]
+            runs = []
+            for n in range(25):
+                manager = (one, two)[n % 2]
+                record, stream = await manager.start(plan(thread_id, (storm, n), "interrupt"))
+                runs.append((record["run_id"], stream))
+                if n >= 2:
+                    gates[n - 2].set()
+                await yields()
+            gates[23].set()  # displaced by the last run, on the other process: not counted
+            for _, stream in runs[:-1]:
+                await stream.done.wait()
+            statuses = [(await records.run(thread_id, r))["status"] for r, _ in runs[:-1]]  # type: ignore[index]
+            missed += [(storm, n, s) for n, s in enumerate(statuses[:23]) if s != "interrupted"]
+            # The last run is ended by a cancel from the other process.
+            last, stream = runs[-1]
+            assert await two.coordinator.cancel(last)  # type: ignore[attr-defined]
+            await stream.done.wait()
+            assert (await records.run(thread_id, last))["status"] == "interrupted"  # type: ignore[index]
+            await _settle(one, two)
+        assert missed == [], f"{len({m[0] for m in missed})} of 12 storms missed an interrupt"

@@ -232,3 +232,27 @@ async def test_the_postgres_coordination_searches_threads_in_sql(postgres_url: s
 async def test_pg_runs_opened_alone_is_a_coordinator(postgres_url: str) -> None:
     async with open_pg_runs(postgres_url, thread_records=False) as runs:
         assert isinstance(runs, RunCoordinator)
+
+
+async def test_a_wait_for_a_notification_never_loses_a_cancel() -> None:
+    """PgRuns' wait (for a turn, an idle thread, a run's events) cancelled in each of the event
+    loop steps after its notification: it raises every time. ``asyncio.wait_for`` on Python 3.11
+    returned in one of them instead (CPython gh-86296), and a run waiting its turn lost the cancel
+    of an ``interrupt``."""
+    from deerflow.knowledge.server._pgruns import _wait
+
+    landed = 0
+    for steps in range(6):
+        wake = asyncio.Event()
+        waiting = asyncio.create_task(_wait(wake, 60.0))
+        await asyncio.sleep(0)  # it waits
+        wake.set()
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        if waiting.cancel():  # the cancel lands before the wait has returned
+            landed += 1
+            outcome = (await asyncio.gather(waiting, return_exceptions=True))[0]
+            assert isinstance(outcome, asyncio.CancelledError), steps
+        else:
+            await waiting
+    assert landed >= 3

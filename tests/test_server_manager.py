@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
+from deerflow.knowledge.server._coordination import LocalRuns
 from deerflow.knowledge.server._manager import (
     FINISHED_RUN_BYTES_KEPT,
     FINISHED_RUNS_KEPT,
@@ -184,4 +185,71 @@ async def test_a_seeded_interrupt_storm_leaves_the_thread_usable(seed: int) -> N
         status = (await records.run(thread_id, record["run_id"]))["status"]
         assert status in TERMINAL_RUN_STATUSES
     assert (await records.run(thread_id, outcomes[-1][0]["run_id"]))["status"] == "success"  # type: ignore[index]
+    await _usable(manager, records, thread_id)
+
+
+# -- a cancel lost on the way (asyncio.wait_for on 3.11, a library) still stops the run ------------
+
+
+class LosesACancel:
+    """A wait that returns, as if not cancelled, when it is cancelled in the step its event fires
+    (as ``asyncio.wait_for`` waits on Python 3.11, CPython gh-86296)."""
+
+    def __init__(self) -> None:
+        self.waiting = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def wait(self) -> None:
+        self.waiting.set()
+        try:
+            await self.go.wait()
+        except asyncio.CancelledError:
+            if not self.go.is_set():
+                raise
+
+
+class TurnLosingCancels(LocalRuns):
+    """The in-process coordinator, with a wait for the run's turn that loses a cancel."""
+
+    def __init__(self, records: Records, lose: LosesACancel) -> None:
+        super().__init__(records)
+        self.lose = lose
+
+    async def wait_turn(self, thread_id: str, run_id: str) -> None:
+        await self.lose.wait()
+
+
+@pytest.mark.parametrize("where", ["waiting its turn", "recording that it runs"])
+async def test_a_run_whose_cancel_is_lost_on_the_way_still_stops(where: str) -> None:
+    graph, lose = HeldGraph(), LosesACancel()
+    records = HookedRecords(InMemoryStore())
+    if where == "waiting its turn":
+        manager = RunManager(graph, records, coordinator=TurnLosingCancels(records, lose))
+    else:
+        manager = RunManager(graph, records)
+
+        async def lose_it_in_the_record(kind: str, value: Any) -> None:
+            if kind == "touch_thread" and not lose.go.is_set():
+                await lose.wait()
+
+        records.hook = lose_it_in_the_record
+    thread_id = str(uuid.uuid4())
+    await records.new_thread(thread_id, {})
+    gate = graph.hold("run")
+    try:
+        record, stream = await manager.start(plan(thread_id, "run"))
+        await lose.waiting.wait()
+        lose.go.set()  # the wait ends ...
+        assert manager.cancel(record["run_id"])  # ... in the step the run is cancelled
+        started = asyncio.ensure_future(graph.wait_started(1))
+        ended = asyncio.ensure_future(stream.done.wait())
+        await asyncio.wait({started, ended}, return_when=asyncio.FIRST_COMPLETED)
+        assert graph.started == []  # it did not go on to its graph ...
+        await ended  # ... but ended, its thread free
+        started.cancel()
+    finally:
+        gate.set()
+        await _settle(manager)
+    assert (await records.run(thread_id, record["run_id"]))["status"] == "interrupted"  # type: ignore[index]
+    records.hook = None
     await _usable(manager, records, thread_id)

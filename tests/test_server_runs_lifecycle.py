@@ -1,10 +1,12 @@
-"""A thread's runs through the gateway app (real LangGraph graph, real SQLite files): a delete
-during a run is final, and a gateway restarted after a crash frees the threads its runs held."""
+"""A thread's runs through the gateway app (real LangGraph graph, real SQLite files, or a real
+PostgreSQL): a delete during a run is final, whatever the run's graph still saves after it was
+stopped, and a gateway restarted after a crash frees the threads its runs held."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -17,7 +19,7 @@ import pytest
 from deerflow.knowledge.server import open_store
 from deerflow.knowledge.server._records import Records
 from deerflow.knowledge.server._wire import iso_now
-from tests.runs_harness import gateway_app
+from tests.runs_harness import HeldWrites, gateway_app
 
 HUMAN = {"messages": [{"role": "user", "content": "hello"}]}
 
@@ -52,6 +54,76 @@ async def test_a_delete_during_a_run_is_final(tmp_path: Path) -> None:
         config = {"configurable": {"thread_id": tid}}
         gw = client._transport.app.state.gateway  # type: ignore[attr-defined]
         assert await gw.saver.aget_tuple(config) is None  # no checkpoint came back
+
+
+async def _checkpoints(gw: Any, thread_id: str) -> list[Any]:
+    return [c async for c in gw.saver.alist({"configurable": {"thread_id": thread_id}})]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def saver(request: pytest.FixtureRequest) -> str | None:
+    """The PostgreSQL database the gateway uses, or None: SQLite files."""
+    return request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+
+
+async def test_a_save_a_stopped_run_makes_after_its_delete_is_dropped(
+    tmp_path: Path, saver: str | None
+) -> None:
+    async with gateway_app(tmp_path, postgres=saver) as (client, _):
+        gw = client._transport.app.state.gateway
+        # The save of the run's first step (after its input's), held before it reaches the saver
+        # where LangGraph's save waits for the one before it: a run stopped while its loop waits
+        # at its exit for that save leaves it going on by itself.
+        save = HeldWrites(gw.saver)
+        save.arm(2)
+        tid = (await client.post("/api/threads", json={})).json()["thread_id"]
+        await client.post(f"/api/threads/{tid}/runs", json={"input": HUMAN})
+        await save.waiting.wait()
+        assert (await client.delete(f"/api/threads/{tid}")).status_code == 204
+        save.release.set()  # the save goes on after the delete ...
+        await save.landed.wait()
+        assert await _checkpoints(gw, tid) == []  # ... and writes nothing, nor does any after it
+        assert gw.runs._writes.dropped >= 1
+        # A thread created afterwards saves its runs as before.
+        tid = (await client.post("/api/threads", json={})).json()["thread_id"]
+        done = await client.post(f"/api/threads/{tid}/runs/wait", json={"input": HUMAN})
+        assert done.status_code == 200, done.text
+        assert len(await _checkpoints(gw, tid)) == 3  # input, start, the agent's step
+
+
+async def _quiet(baseline: set[asyncio.Task[Any]]) -> None:
+    """Return once every task started since ``baseline`` was taken has ended."""
+    here = asyncio.current_task()
+    while pending := {t for t in asyncio.all_tasks() - baseline if t is not here and not t.done()}:
+        await asyncio.wait(pending)
+
+
+async def test_deletes_at_seeded_points_of_runs_leave_no_checkpoint(
+    tmp_path: Path, saver: str | None
+) -> None:
+    """Seeded rounds over where a delete finds a run's saves: at the first, second or third save,
+    held in flight (inside the saver) or before it (not given to the saver yet)."""
+    rng = random.Random(6)
+    async with gateway_app(tmp_path, postgres=saver) as (client, in_flight):
+        gw = client._transport.app.state.gateway
+        before = HeldWrites(gw.saver)
+        baseline = asyncio.all_tasks()
+        left: list[tuple[int, bool]] = []
+        for at, hold in [(rng.randrange(1, 4), rng.choice((before, in_flight))) for _ in range(24)]:
+            hold.arm(at)
+            tid = (await client.post("/api/threads", json={})).json()["thread_id"]
+            await client.post(f"/api/threads/{tid}/runs", json={"input": HUMAN})
+            await hold.waiting.wait()
+            deleting = asyncio.create_task(client.delete(f"/api/threads/{tid}"))
+            if hold is in_flight:
+                await _deleting(client, tid)  # the delete waits for a save in flight
+            else:
+                await deleting  # ... and cannot see one the saver was not given yet
+            hold.release.set()
+            assert (await deleting).status_code == 204
+            await _quiet(baseline)  # whatever the run still had going has ended
+            left += [(at, hold is in_flight)] if await _checkpoints(gw, tid) else []
+        assert left == []
 
 
 async def test_a_run_cannot_start_on_a_thread_being_deleted(tmp_path: Path) -> None:

@@ -15,11 +15,12 @@ is a domain error (``errors``); the HTTP layer gives it its status.
 A run is cancelled at most once and never inside the cleanup that records its end, so however
 many ``interrupt`` runs pile up, each run's stream ends and its thread is released. A delete
 stops new runs on its thread, waits for the thread's runs and their checkpoint writes in flight,
-then removes it, so nothing brings it back. Run records name their process: a gateway that starts
-after a crash ends the runs a dead process left (on PostgreSQL, by the heartbeat rule).
+then removes it; a save a stopped graph still makes afterwards is dropped (``runwrites``), so
+nothing brings it back. Run records name their process: a gateway that starts after a crash ends
+the runs a dead process left (on PostgreSQL, by the heartbeat rule).
 
-It is a little over 500 lines because admission, cancellation and deletion share the admission
-lock and the per-thread lanes; split, each part would have to re-check the others' invariants.
+It is nearly 500 lines because admission, cancellation and deletion share the admission lock and
+the per-thread lanes; split, each part would have to re-check the others' invariants.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from deerflow.knowledge.server._coordination import (
 )
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
 from deerflow.knowledge.server._records import ACTIVE_RUN_STATUSES, Records
+from deerflow.knowledge.server._runwrites import RunWrites
 from deerflow.knowledge.server._streaming import EventTranslator, RunStream
 from deerflow.knowledge.server._threadmeta import with_run_id
 from deerflow.knowledge.server._wire import ThreadMemos, WireEncoder, dumps, iso_now
@@ -107,7 +109,7 @@ class RunManager:
         finished_run_bytes_kept: int = FINISHED_RUN_BYTES_KEPT,
     ) -> None:
         self.graph = graph
-        self._writes = _CheckpointWrites(getattr(graph, "checkpointer", None))
+        self._writes = RunWrites(getattr(graph, "checkpointer", None))
         self.finished_runs_kept = finished_runs_kept
         self.finished_run_bytes_kept = finished_run_bytes_kept
         #: Agreement with other gateway processes; alone in this process unless told otherwise.
@@ -123,13 +125,14 @@ class RunManager:
         self._lanes: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
         self._admit = asyncio.Lock()
-        #: Runs cancelled or recording their end: cancelled once, never inside their cleanup.
-        self._stopping: set[str] = set()
-        #: Runs admitted whose task is not made yet; runs whose task took its first step; runs
-        #: cancelled before it.
-        self._starting: set[str] = set()
+        #: Each run's stop, from its admission until its task ends: set by a cancel and never
+        #: cleared, so a run asked to stop stops even if the cancel's ``CancelledError`` was lost
+        #: on the way (see ``cancel``).
+        self._stops: dict[str, asyncio.Event] = {}
+        #: Runs recording their end (a cancel now is refused, not raised in that cleanup); runs
+        #: whose task took its first step.
+        self._ending: set[str] = set()
         self._begun: set[str] = set()
-        self._cancel_on_start: set[str] = set()
         #: Threads being deleted here: no run starts on them.
         self._deleting: set[str] = set()
         #: Who runs this process's runs (written in their records; see ``orphaned``).
@@ -153,14 +156,12 @@ class RunManager:
             ]
             run_id = str(uuid.uuid4())
             plan.config = with_run_id(plan.config, run_id)
-            self._starting.add(run_id)
+            self._stops[run_id] = asyncio.Event()  # a cancel during the admission is kept
             try:
                 record, stream, lost = await self._register(plan, local, run_id)
             except BaseException:
-                self._cancel_on_start.discard(run_id)
+                self._stops.pop(run_id, None)
                 raise
-            finally:
-                self._starting.discard(run_id)
         if lost:  # runs of a stopped process on this thread: their records say so now
             await self._on_lost(lost)
         return record, stream
@@ -206,6 +207,7 @@ class RunManager:
         stream.emit("metadata", dumps({"run_id": run_id, "attempt": 1}))
         self.streams[run_id] = stream
         self._waiting[plan.thread_id] = self._waiting.get(plan.thread_id, 0) + 1
+        self._writes.open(run_id)  # with the task: a delete from now on closes it
         task = asyncio.create_task(self._execute(plan, record, stream))
         self.tasks[run_id] = task
         return record, stream, lost
@@ -264,6 +266,9 @@ class RunManager:
             }
             for run_id in local:
                 self.cancel(run_id)
+                # Whatever the run's graph still saves from now on is dropped, even if the run
+                # outlasts the wait below.
+                self._writes.close(run_id)
             if local:
                 done, _ = await asyncio.wait(local.values(), timeout=DELETE_WAIT_SECONDS)
                 if len(done) < len(local):
@@ -277,23 +282,24 @@ class RunManager:
     def cancel(self, run_id: str) -> bool:
         """Stop the run if it is in progress or queued here; False when it is not (or ended).
 
-        A run is cancelled once: a second cancel, or one that comes while the run records its
-        end, would land inside that cleanup and leave its stream open and its thread held."""
+        The run's stop is set for good, and its task is cancelled once, to break off whatever it
+        awaits. A cancelled task may still not stop: on Python 3.11 ``asyncio.wait_for`` returns
+        instead of raising when its event fires in the step it is cancelled (CPython gh-86296),
+        and a library may swallow the cancel too; so the run reads its stop after every wait and
+        waits for its graph and its stop together. A second ``task.cancel()`` could land inside
+        some cleanup — a connection going back to its pool, or the run recording its end, which
+        would leave its stream open and its thread held — so later cancels only find the stop
+        set (and a run recording its end is not cancelled at all)."""
+        stop = self._stops.get(run_id)
         task = self.tasks.get(run_id)
-        if task is None:
-            if run_id not in self._starting:
-                return False
-            self._cancel_on_start.add(run_id)  # admitted, its task not made yet
-            return True
-        if task.done():
+        if stop is None or (task is not None and task.done()):
             return False
-        if run_id not in self._stopping:
-            self._stopping.add(run_id)
-            if run_id in self._begun:
-                task.cancel()
-            else:
-                # A task cancelled before its first step never runs its cleanup: it is told.
-                self._cancel_on_start.add(run_id)
+        if run_id in self._ending or stop.is_set():
+            return True
+        stop.set()
+        # A task cancelled before its first step never runs its cleanup: it reads its stop.
+        if task is not None and run_id in self._begun:
+            task.cancel()
         return True
 
     async def drain(self, timeout: float) -> None:
@@ -306,31 +312,36 @@ class RunManager:
         lane = self._lanes.setdefault(thread_id, asyncio.Lock())
         leftover: asyncio.Task[None] | None = None
         ended = False
+        stop = self._stops[run_id]
         self._begun.add(run_id)
         try:
-            if run_id in self._cancel_on_start:
-                raise asyncio.CancelledError
+            _unless_stopped(stop)
             async with lane:
                 # Runs of the thread in other processes go first.
                 await self.coordinator.wait_turn(thread_id, run_id)
+                _unless_stopped(stop)  # its cancel may have come as its turn did, and been lost
                 record.update(status="running", updated_at=iso_now())
                 await self.records.put_run(record)
                 await self.records.touch_thread(thread_id, status="busy")
-                status, leftover = await self._run_graph(plan, stream)
+                _unless_stopped(stop)
+                status, leftover = await self._run_graph(plan, stream, stop)
                 # From here on the run is ending: a cancel is refused, not raised in the cleanup.
-                self._stopping.add(run_id)
+                self._ending.add(run_id)
                 await self._end(plan, record, stream, status, counted=True)
                 ended = True
                 if leftover is not None:
                     # A stopped graph may still be unwinding a step stuck in a worker thread; the
                     # thread's next run waits for it, so their writes never interleave.
                     await asyncio.wait({leftover})
-                # LangGraph does not wait for a checkpoint write in flight when a run stops.
+                # The graph has ended, but a save it started may not have reached the saver yet
+                # (LangGraph does not wait for them when a run stops): it is dropped now, and the
+                # writes in flight land before the thread's next run or a delete goes on.
+                self._writes.close(run_id)
                 await self._writes.settled(thread_id)
         except asyncio.CancelledError:
-            pass  # cancelled while waiting its turn
+            pass  # stopped while waiting its turn
         finally:
-            self._stopping.add(run_id)
+            self._ending.add(run_id)
             self._waiting[thread_id] -= 1
             if not self._waiting[thread_id]:
                 del self._waiting[thread_id]
@@ -340,11 +351,13 @@ class RunManager:
                     await self._end(plan, record, stream, "interrupted", counted=False)
             finally:
                 self.tasks.pop(run_id, None)
-                for marks in (self._stopping, self._begun, self._cancel_on_start):
+                for marks in (self._ending, self._begun):
                     marks.discard(run_id)
+                self._stops.pop(run_id, None)
                 self._forget_old()
                 # Released only once no write of this run can land any more: a delete in
                 # another process waits for the release, then removes the checkpoints.
+                self._writes.close(run_id)
                 await self._writes.settled(thread_id)
                 await self.coordinator.release(run_id)
 
@@ -367,7 +380,7 @@ class RunManager:
             stream.finish()  # whatever happened above: a join never waits for an ended run
 
     async def _run_graph(
-        self, plan: RunPlan, stream: RunStream
+        self, plan: RunPlan, stream: RunStream, stop: asyncio.Event
     ) -> tuple[str, asyncio.Task[None] | None]:
         translator = EventTranslator(
             stream, plan.modes, subgraphs=plan.subgraphs, encoder=WireEncoder(self._memo(plan))
@@ -383,6 +396,7 @@ class RunManager:
             options["durability"] = plan.durability
 
         async def consume() -> None:
+            self._writes.act_for(stream.run_id)  # the saves of this task and those it starts
             async for part in self.graph.astream(plan.graph_input, plan.config, **options):
                 if translator.closed:
                     return
@@ -390,9 +404,16 @@ class RunManager:
 
         started = time.monotonic()
         graph = asyncio.create_task(consume())
+        stopped = asyncio.ensure_future(stop.wait())
         try:
-            done, _ = await asyncio.wait({graph}, timeout=self.run_timeout)
+            done, _ = await asyncio.wait(
+                {graph, stopped}, timeout=self.run_timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         except asyncio.CancelledError:  # cancelled by a client (cancel, on_disconnect)
+            stop.set()
+        finally:
+            stopped.cancel()
+        if stop.is_set():  # by its cancel, or by its stop alone if the cancel was lost
             translator.closed = True
             graph.cancel()
             return "interrupted", graph
@@ -428,6 +449,10 @@ class RunManager:
         record.update(status=status, updated_at=iso_now())
         await self.records.put_run(record)
         if plan.delete_thread_after:
+            # The graph of a stopped run may still be unwinding: nothing it saves may outlive
+            # the thread.
+            self._writes.close(record["run_id"])
+            await self._writes.settled(plan.thread_id)
             if self.on_thread_done is not None:
                 await self.on_thread_done(plan.thread_id)
             return
@@ -452,39 +477,10 @@ class RunManager:
             del self.streams[run_id]
 
 
-class _CheckpointWrites:
-    """Checkpoint writes in flight, per thread, on the graph's checkpointer (its ``aput`` and
-    ``aput_writes``, wrapped on this one instance): LangGraph leaves a write running when it
-    stops a run, and a delete must not remove the checkpoints before that write lands."""
-
-    def __init__(self, saver: Any) -> None:
-        self._active: dict[str, int] = {}
-        self._idle: dict[str, asyncio.Event] = {}
-        for name in ("aput", "aput_writes"):
-            method = getattr(saver, name, None)
-            if method is not None:
-                setattr(saver, name, self._tracked(method))
-
-    def _tracked(self, method: Any) -> Any:
-        async def tracked(config: Any, *args: Any, **kwargs: Any) -> Any:
-            thread_id = str(config.get("configurable", {}).get("thread_id"))
-            self._active[thread_id] = self._active.get(thread_id, 0) + 1
-            try:
-                return await method(config, *args, **kwargs)
-            finally:
-                self._active[thread_id] -= 1
-                if not self._active[thread_id]:
-                    del self._active[thread_id]
-                    idle = self._idle.pop(thread_id, None)
-                    if idle is not None:
-                        idle.set()
-
-        return tracked
-
-    async def settled(self, thread_id: str) -> None:
-        """Return once no checkpoint write of the thread is in flight."""
-        while thread_id in self._active:
-            await self._idle.setdefault(thread_id, asyncio.Event()).wait()
+def _unless_stopped(stop: asyncio.Event) -> None:
+    """Raise ``CancelledError`` if the run was asked to stop (its cancel may have been lost)."""
+    if stop.is_set():
+        raise asyncio.CancelledError
 
 
 def runs_to_forget(finished: Sequence[tuple[str, int]], *, most: int, most_bytes: int) -> list[str]:

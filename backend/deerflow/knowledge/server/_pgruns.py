@@ -598,8 +598,14 @@ class PublishedRunStream(RunStream):
 
 
 async def _wait(wake: asyncio.Event, timeout: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(wake.wait(), timeout)
+    """Until ``wake`` is set or ``timeout`` passes. Not ``asyncio.wait_for``: on Python 3.11 it
+    returns instead of raising when it is cancelled in the step its event fires (CPython
+    gh-86296), and a run waiting its turn would lose the cancel of an ``interrupt``."""
+    woken = asyncio.ensure_future(wake.wait())
+    try:
+        await asyncio.wait({woken}, timeout=timeout)
+    finally:
+        woken.cancel()
     wake.clear()
 
 
