@@ -98,3 +98,4 @@ vectors: python-deps
 	$(UV) run python scripts/generate_vectors.py
 	$(UV) run python scripts/generate_native_vectors.py
 	$(UV) run python scripts/generate_display_vectors.py
+	$(UV) run python scripts/generate_grammar_vectors.py

@@ -66,6 +66,7 @@ LAYERS: tuple[Layer, ...] = (
             "envelope",
             "evidence",
             "formatting",
+            "grammar",
             "native.",
             "saved_evidence",
             "trust",

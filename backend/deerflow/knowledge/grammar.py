@@ -16,12 +16,13 @@ So, ignoring case, free text never has ``citation:`` right after an unescaped ru
 ``knowledge`` or ``user`` right after a run of ``#``, nor ``\\#``, nor a character reference
 (``&name;``, ``&#…``): a ``#`` can reach a destination only as itself, and the letters after it
 only as themselves. Escapes pair left to right as CommonMark pairs them (``\\[`` is inert text,
-``\\\\[`` is not). The rules are kept simple by asking one thing more: right after ``[``, ``#`` or
-``&`` and a partial match (``[cit``), the next character is an ordinary one, not another of
+``\\\\[`` is not), and a backslash never ends a stretch of text, so it cannot hide the link after
+it. The rules are kept simple by asking one thing more: right after a run of ``[`` or ``#``, or
+``&``, and a partial match (``[cit``), the next character is an ordinary one, not another of
 ``[ # & \\`` — except at the end of a stretch of text, where a partial match may stand. So
-``[[1]]`` and ``#[x]`` are refused, Markdown headings, ordinary links, ``\\[`` and ``AT&T`` are
-not. Text around a link can still hide it (``!`` before it makes an image, a code span makes it
-code): that loses a citation, never forges one.
+``#[x]`` and ``&&`` are refused; Markdown headings, ordinary links, ``[[1]]``, ``\\[``, ``C#`` and
+``AT&T`` are not. Text around a link can still hide it (``!`` before it makes an image, a code span
+makes it code): that loses a citation, never forges one.
 
 Forms: :attr:`CitationGrammar.gbnf` for llama.cpp's ``grammar`` (its server and
 ``llama-cpp-python``'s ``LlamaGrammar``); :attr:`CitationGrammar.regex`, a regular expression
@@ -41,7 +42,7 @@ from typing import Any, Final
 from deerflow.knowledge.evidence import EvidenceFormat, read_evidence
 from deerflow.knowledge.formatting import citation_link
 from deerflow.knowledge.messages import message_view, text_parts
-from deerflow.knowledge.native import native_handle, native_link
+from deerflow.knowledge.native import native_link
 
 __all__ = [
     "ANSWER_KEY",
@@ -168,7 +169,9 @@ def citation_grammar(
 # --------------------------------------------------------------------------- native labels
 
 # DeerFlow's native header: ``[citation:N](#knowledge-<id>)`` with N the entry's position.
-_NATIVE_LABELED: Final = re.compile(r"\[citation:([1-9][0-9]{0,2})\]\(#knowledge-([0-9a-f]{32}-[1-9][0-9]{0,2})\)")
+_NATIVE_LABELED: Final = re.compile(
+    r"\[citation:([1-9][0-9]{0,2})\]\(#knowledge-([0-9a-f]{32}-[1-9][0-9]{0,2})\)"
+)
 
 
 def _native_labels(parts: Sequence[str]) -> dict[str, str]:
