@@ -73,7 +73,12 @@ LAYERS: tuple[Layer, ...] = (
         ),
         pure=True,
     ),
-    Layer(2, "agents", ("", "forwarding", "middleware", "responder.", "tools"), pure=False),
+    Layer(
+        2,
+        "agents",
+        ("", "constrain", "forwarding", "middleware", "responder.", "tools"),
+        pure=False,
+    ),
     Layer(3, "settings", ("settings",), pure=False),
     Layer(4, "providers", ("providers.",), pure=False),
     Layer(5, "gateway", ("server.",), pure=False),
