@@ -88,6 +88,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_quality
 	$(UV) run python -m benchmarks.bench_lightrag
 	$(UV) run python -m benchmarks.bench_citations
+	$(UV) run python -m benchmarks.bench_citations_model
 	$(UV) run python -m benchmarks.bench_import
 	$(UV) run python -m benchmarks.bench_gateway
 	$(UV) run python -m benchmarks.bench_pg
