@@ -46,7 +46,7 @@ from deerflow.knowledge.grammar import citation_grammar
 
 MODEL_URL_ENV: Final = "DEERFLOW_KNOWLEDGE_LIVE_MODEL"
 MODEL_NAME_ENV: Final = "DEERFLOW_KNOWLEDGE_LIVE_MODEL_NAME"
-#: Edits within which a wrong link counts as a copy of an offered one (the issue's measure).
+#: Edits within which a wrong link counts as a copy of an offered one (the README's measure).
 MANGLED_EDITS: Final = 4
 #: Tokens one answer may take: small models otherwise ramble until the context ends.
 ANSWER_MAX_TOKENS: Final = 200
