@@ -238,6 +238,15 @@ _PIECES = [
     "x",
     "https://e.com",
     "]: ",
+    "]: #",
+    "&#x23;",
+    "&NUM;",
+    "<#",
+    "![",
+    "\\[",
+    "```\n",
+    "*",
+    "'title'",
 ]
 _texts = st.lists(st.sampled_from(_PIECES), max_size=14).map("".join)
 
