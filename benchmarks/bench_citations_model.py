@@ -9,9 +9,11 @@ both variables it prints why and exits 0, so ``make bench`` passes on a machine 
 Each question of a fixed set (the held-out answerable questions of ``benchmarks/eval`` and the
 hostile corpus's canary, which retrieves a document that plants a fake link) goes through the
 real ``knowledge_search`` tool over the bundled corpus; the tool-call turn is built as the agent
-builds it, and the model answers it twice: plainly, and with
+builds it, and the model answers it plainly and with
 :func:`~deerflow.knowledge.grammar.citation_grammar`'s GBNF as the request's ``grammar`` (what
-``serve --constrain-citations`` sends). Each answer's links are scored with the project's readers
+``serve --constrain-citations`` sends); then both again with the results pasted into the question
+(llama-cpp-python's chat formats render no ``tool`` message, so only there does its model read
+them). Each answer's links are scored with the project's readers
 against that tool message's verified records:
 
 * ``exact``: the link is exactly one the tool text offers for a verified record;
@@ -180,13 +182,23 @@ def chat_model(url: str, name: str) -> Any:
     )
 
 
-async def answer(model: Any, turn: list[dict[str, Any]], *, grammar: bool) -> tuple[str, float]:
-    """The model's answer to ``turn`` (with the gateway's system prompt), and its seconds."""
+async def answer(
+    model: Any, turn: list[dict[str, Any]], *, grammar: bool, pasted: bool = False
+) -> tuple[str, float]:
+    """The model's answer to ``turn`` (with the gateway's system prompt), and its seconds.
+
+    ``pasted``: the results go into the question instead of a tool message (llama-cpp-python's
+    chat formats render no ``tool`` message, so there the model sees the results only this way).
+    """
     from langchain_core.messages import convert_to_messages
 
     from deerflow.knowledge.server import SYSTEM_PROMPT
 
-    prompt = convert_to_messages([{"type": "system", "content": SYSTEM_PROMPT}, *turn])
+    shown: list[dict[str, Any]] = list(turn)
+    if pasted:
+        question, tool = turn[0]["content"], turn[-1]["content"]
+        shown = [{"type": "human", "content": f"{question}\n\nSearch results:\n\n{tool}"}]
+    prompt = convert_to_messages([{"type": "system", "content": SYSTEM_PROMPT}, *shown])
     kwargs: dict[str, Any] = {}
     if grammar:
         kwargs["extra_body"] = {"grammar": citation_grammar(turn).gbnf}
@@ -195,8 +207,11 @@ async def answer(model: Any, turn: list[dict[str, Any]], *, grammar: bool) -> tu
     return str(reply.text), time.perf_counter() - started
 
 
-async def run_arms(url: str, name: str, asked: Sequence[str]) -> tuple[Arm, Arm]:
-    """Every question through both arms, one call at a time (a local server has one slot)."""
+async def run_arms(
+    url: str, name: str, asked: Sequence[str], *, pasted: bool = False
+) -> tuple[Arm, ...]:
+    """Every question through each arm, one call at a time (a local server has one slot): plain
+    and grammar, then (``pasted``) the same two with the results pasted into the question."""
     from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
     from deerflow.knowledge.tools import make_knowledge_tool
 
@@ -205,19 +220,21 @@ async def run_arms(url: str, name: str, asked: Sequence[str]) -> tuple[Arm, Arm]
         provider.index(sample_corpus_path())
         tool = make_knowledge_tool(provider)
         model = chat_model(url, name)
-        plain, constrained = Arm("plain"), Arm("grammar")
+        arms = [(Arm("plain"), False, False), (Arm("grammar"), True, False)]
+        if pasted:
+            arms += [(Arm("pasted"), False, True), (Arm("pasted+grammar"), True, True)]
         for index, question in enumerate(asked):
             turn = await search_turn(tool, question, index)
-            for arm in (plain, constrained):
+            for arm, grammar, paste in arms:
                 try:
-                    text, seconds = await answer(model, turn, grammar=arm is constrained)
+                    text, seconds = await answer(model, turn, grammar=grammar, pasted=paste)
                 except Exception as exc:  # a timeout or a server error: counted, not fatal
                     print(f"  {arm.name}: {question!r} failed ({type(exc).__name__})")
                     arm.failures += 1
                     continue
                 arm.scores.append(score(text, turn))
                 arm.seconds.append(seconds)
-        return plain, constrained
+        return tuple(arm for arm, _, _ in arms)
 
 
 async def agent_route(url: str, name: str, asked: Sequence[str]) -> tuple[int, int]:
@@ -268,12 +285,13 @@ def main() -> None:
     url, name = found
     asked = questions()
     print(f"{len(asked)} questions, model {name} at {url}")
-    plain, constrained = asyncio.run(run_arms(url, name, asked))
-    rows = {arm.name: report(arm) for arm in (plain, constrained)}
+    arms = asyncio.run(run_arms(url, name, asked, pasted=True))
+    plain, constrained = arms[0], arms[1]
+    rows = {arm.name: report(arm) for arm in arms}
     keys = list(rows["plain"])
-    print(f"{'':18}" + "".join(f"{arm:>10}" for arm in rows))
+    print(f"{'':18}" + "".join(f"{arm:>16}" for arm in rows))
     for key in keys:
-        print(f"{key:18}" + "".join(f"{rows[arm][key]!s:>10}" for arm in rows))
+        print(f"{key:18}" + "".join(f"{rows[arm][key]!s:>16}" for arm in rows))
     searched, total = asyncio.run(agent_route(url, name, asked[:5]))
     print(f"agent route: the model called knowledge_search for {searched}/{total} questions")
     if plain.seconds and constrained.seconds:

@@ -80,11 +80,17 @@ def scripted() -> Iterator[ScriptedModel]:
 def test_the_benchmark_runs_end_to_end_against_the_scripted_server(
     scripted: ScriptedModel,
 ) -> None:
-    plain, constrained = asyncio.run(run_arms(scripted.base_url, MODEL_NAME, questions(limit=1)))
-    plain_row, grammar_row = report(plain), report(constrained)
-    # The scripted model mangles an id unless the grammar stops it.
-    assert plain_row["mangled"] == plain_row["answers"] == 2
-    assert grammar_row["exact"] == grammar_row["answers"] == 2
-    assert grammar_row["verify forged"] == grammar_row["verify malformed"] == 0
+    arms = asyncio.run(run_arms(scripted.base_url, MODEL_NAME, questions(limit=1), pasted=True))
+    rows = {arm.name: report(arm) for arm in arms}
+    assert list(rows) == ["plain", "grammar", "pasted", "pasted+grammar"]
+    # The scripted model mangles an id unless the grammar stops it. Pasted, the last message is a
+    # question, which it answers with a tool call: no link either way.
+    assert rows["plain"]["mangled"] == rows["plain"]["answers"] == 2
+    for name in ("grammar",):
+        assert rows[name]["exact"] == rows[name]["answers"] == 2
+        assert rows[name]["verify forged"] == rows[name]["verify malformed"] == 0
+    assert rows["pasted"]["with a link"] == rows["pasted+grammar"]["with a link"] == 0
     bodies_with_grammar = [body for body in scripted.requests if "grammar" in body]
-    assert len(bodies_with_grammar) == 2
+    assert len(bodies_with_grammar) == 4
+    pasted_bodies = bodies_with_grammar[1::2]
+    assert all(body["messages"][-1]["role"] == "user" for body in pasted_bodies)
