@@ -9,6 +9,10 @@ cites only allowed links is decided by the real CommonMark reader (``find_citati
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -32,7 +36,7 @@ from deerflow.knowledge.grammar import (
 )
 from deerflow.knowledge.native import format_native
 from tests.gbnf_oracle import gbnf_accepts
-from tests.vectors import ROOT
+from tests.vectors import ROOT, cases
 
 HOSTILE = ROOT / "backend" / "deerflow" / "knowledge" / "sample_corpus" / "hostile-payloads.md"
 
@@ -270,3 +274,36 @@ def test_ordinary_markdown_stays_free() -> None:
         "`code [x]`, footnote [1], AT&T, C#, 50% and a list:\n\n* one\n* two\n\n> quoted\n"
     )
     assert _GRAMMAR.accepts(text) and gbnf_accepts(_GRAMMAR.gbnf, text)
+
+
+_ECMASCRIPT_CHECK = """
+const cases = JSON.parse(require("node:fs").readFileSync(process.argv[2], "utf8"));
+const verdicts = cases.map(({ pattern, text }) =>
+  ["u", ""].map((flags) => new RegExp(pattern, flags).test(text)));
+process.stdout.write(JSON.stringify(verdicts));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_json_schema_pattern_means_the_same_in_ecmascript(tmp_path: Path) -> None:
+    """JSON Schema validators (and browsers) compile ``pattern`` as ECMAScript, with or without
+    the ``u`` flag: both must decide every vector string as Python does."""
+    checks = []
+    for case in cases("citation_grammar"):
+        grammar = citation_grammar(
+            case["messages"], require_citation=case["require_citation"], ids=case["ids"]
+        )
+        pattern = grammar.json_schema["properties"]["answer"]["pattern"]
+        for text in case["accept"] + case["reject"]:
+            checks.append({"pattern": pattern, "text": text, "expected": grammar.accepts(text)})
+    data = tmp_path / "checks.json"
+    data.write_text(json.dumps(checks), encoding="utf-8")
+    script = tmp_path / "check.cjs"
+    script.write_text(_ECMASCRIPT_CHECK, encoding="utf-8")
+    out = subprocess.run(
+        ["node", str(script), str(data)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    verdicts = json.loads(out)
+    assert len(verdicts) == len(checks) > 100
+    for check, (with_u, without_u) in zip(checks, verdicts, strict=True):
+        assert with_u == without_u == check["expected"], check["text"]
