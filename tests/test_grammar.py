@@ -304,6 +304,6 @@ def test_the_json_schema_pattern_means_the_same_in_ecmascript(tmp_path: Path) ->
         ["node", str(script), str(data)], capture_output=True, text=True, check=True, timeout=60
     ).stdout
     verdicts = json.loads(out)
-    assert len(verdicts) == len(checks) > 100
+    assert len(verdicts) == len(checks) > 50
     for check, (with_u, without_u) in zip(checks, verdicts, strict=True):
         assert with_u == without_u == check["expected"], check["text"]
