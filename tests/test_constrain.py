@@ -220,3 +220,20 @@ def test_serve_refuses_the_option_without_an_openai_compatible_model(model: str 
     result = CliRunner().invoke(app, args)
     assert result.exit_code == EXIT_USAGE
     assert "--constrain-citations needs an OpenAI-compatible model" in result.output
+
+
+def test_require_citation_sends_the_grammar_that_needs_a_link_and_only_with_evidence(
+    provider: LocalProvider,
+) -> None:
+    middleware = CitationGrammarMiddleware(require_citation=True)
+    formatted = format_result(asyncio.run(provider.search("verify")))
+    found = ToolMessage(
+        formatted.content, artifact=formatted.artifact, name="knowledge_search", tool_call_id="c"
+    )
+    human = {"type": "human", "content": "q"}
+    constrained, carries = middleware.constrain(_request([human, found]))
+    assert carries
+    sent = constrained.model_settings["extra_body"][GRAMMAR_BODY_KEY]
+    assert sent == citation_grammar([found], require_citation=True).gbnf
+    empty = {"type": "tool", "name": "knowledge_search", "tool_call_id": "c2", "content": "No."}
+    assert middleware.constrain(_request([human, empty]))[1] is False

@@ -25,7 +25,7 @@ from typing import Any, Final
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 
-from deerflow.knowledge.grammar import citation_grammar
+from deerflow.knowledge.grammar import CitationGrammar, NoCitableEvidenceError, citation_grammar
 from deerflow.knowledge.messages import message_view
 from deerflow.knowledge.text import controls_to_space
 
@@ -64,19 +64,26 @@ class CitationGrammarMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def constrain(self, request: ModelRequest[Any]) -> tuple[ModelRequest[Any], bool]:
         """The request to send, and whether it carries the grammar."""
-        if _answers_tool_results(request):
-            grammar = citation_grammar(request.messages, require_citation=False)
-            if grammar.links:
-                if self.require_citation:
-                    grammar = citation_grammar(request.messages, require_citation=True)
-                settings = dict(request.model_settings)
-                extra = dict(settings.get("extra_body") or {})
-                extra[GRAMMAR_BODY_KEY] = grammar.gbnf
-                settings["extra_body"] = extra
-                return request.override(model_settings=settings, tools=[], tool_choice=None), True
+        grammar = self._grammar(request)
+        if grammar is not None:
+            settings = dict(request.model_settings)
+            extra = dict(settings.get("extra_body") or {})
+            extra[GRAMMAR_BODY_KEY] = grammar.gbnf
+            settings["extra_body"] = extra
+            return request.override(model_settings=settings, tools=[], tool_choice=None), True
         if self.name_tool_choice and request.tools and request.tool_choice is None:
             return request.override(tool_choice="auto"), False
         return request, False
+
+    def _grammar(self, request: ModelRequest[Any]) -> CitationGrammar | None:
+        """The grammar for an answer to tool results with verified evidence, else None."""
+        if not _answers_tool_results(request):
+            return None
+        try:
+            grammar = citation_grammar(request.messages, require_citation=self.require_citation)
+        except NoCitableEvidenceError:
+            return None
+        return grammar if grammar.links else None
 
     def wrap_model_call(
         self,
