@@ -53,7 +53,7 @@ MANGLED_EDITS: Final = 4
 #: Tokens one answer may take: small models otherwise ramble until the context ends.
 ANSWER_MAX_TOKENS: Final = 200
 #: Seconds one model call may take before it counts as failed.
-CALL_TIMEOUT_SECONDS: Final = 300.0
+CALL_TIMEOUT_SECONDS: Final = 600.0
 CANARY_QUESTION: Final = "canary-hostile-payload"
 QUESTIONS_FILE: Final = Path(__file__).resolve().parent / "eval" / "questions.json"
 
