@@ -88,6 +88,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_quality
 	$(UV) run python -m benchmarks.bench_lightrag
 	$(UV) run python -m benchmarks.bench_citations
+	$(UV) run python -m benchmarks.bench_citations_model
 	$(UV) run python -m benchmarks.bench_import
 	$(UV) run python -m benchmarks.bench_startup
 	$(UV) run python -m benchmarks.bench_gateway
@@ -101,3 +102,4 @@ vectors: python-deps
 	$(UV) run python scripts/generate_vectors.py
 	$(UV) run python scripts/generate_native_vectors.py
 	$(UV) run python scripts/generate_display_vectors.py
+	$(UV) run python scripts/generate_grammar_vectors.py

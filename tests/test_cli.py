@@ -538,6 +538,7 @@ def test_serve_builds_the_gateway(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         "cors_origins": ("http://localhost:5173", "http://localhost:3000"),
         "allowed_hosts": ("gateway.example",),
         "run_timeout": 60.0,
+        "constrain_citations": False,
     }
 
 
@@ -557,11 +558,13 @@ def test_serve_rejects_a_bad_model_spec(monkeypatch: pytest.MonkeyPatch) -> None
     assert "provider:name" in result.stderr
 
 
-def test_serve_names_the_missing_model_integration() -> None:
+def test_serve_names_the_missing_model_integration(monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
     from deerflow.knowledge.cli import app
 
+    # The dev environment has langchain-openai (the --constrain-citations tests use it): hide it.
+    monkeypatch.setitem(sys.modules, "langchain_openai", None)
     result = CliRunner().invoke(app, ["serve", "--model", "openai:gpt-4o-mini", "--port", "8999"])
     assert result.exit_code == 2
     assert "install its integration (pip install langchain-openai)" in result.output

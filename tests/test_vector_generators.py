@@ -21,6 +21,7 @@ from tests.vectors import ROOT, VECTORS_DIR
             ["native_ragflow.json", "native_budgets.json", "saved_evidence.json"],
         ),
         ("generate_display_vectors.py", ["visible_text.json"]),
+        ("generate_grammar_vectors.py", ["citation_grammar.json"]),
     ],
 )
 def test_committed_vectors_match_their_generator(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -15,9 +16,11 @@ import jsonschema
 import pytest
 
 from deerflow.knowledge import find_citations, read_envelope, relabel_orphans, source_id
+from deerflow.knowledge.grammar import ANSWER_KEY, citation_grammar
 from deerflow.knowledge.native import read_native
 from deerflow.knowledge.saved_evidence import read_saved_evidence
 from deerflow.knowledge.text import visible_text
+from tests.gbnf_oracle import gbnf_accepts
 from tests.native_budget_runner import run_native_budget
 from tests.vectors import SCHEMA_PATH, cases, vector_files
 
@@ -69,6 +72,28 @@ def run_visible_text(case: dict[str, Any]) -> None:
     assert visible_text(case["text"]) == case["expected"]
 
 
+def run_citation_grammar(case: dict[str, Any]) -> None:
+    """Every form of the grammar (the regular expression by ``re`` and ``jsonschema``, the GBNF by
+    llama.cpp's rules) accepts and refuses as declared; accepted answers cite only allowed links."""
+    grammar = citation_grammar(
+        case["messages"], require_citation=case["require_citation"], ids=case["ids"]
+    )
+    links = [link.link for link in grammar.links]
+    assert links == case["expected_links"]
+    for text, accepted in [(t, True) for t in case["accept"]] + [
+        (t, False) for t in case["reject"]
+    ]:
+        assert (re.fullmatch(grammar.regex, text) is not None) is accepted, text
+        assert (
+            jsonschema.Draft202012Validator(grammar.json_schema).is_valid({ANSWER_KEY: text})
+            is accepted
+        ), text
+        assert gbnf_accepts(grammar.gbnf, text) is accepted, text
+        if accepted:
+            for citation in find_citations(text):
+                assert text[citation.start : citation.end] in links, (text, citation)
+
+
 RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "source_ids": run_source_id,
     "envelopes": run_envelope,
@@ -77,6 +102,7 @@ RUNNERS: dict[str, Callable[[dict[str, Any]], None]] = {
     "native_budgets": run_native_budget,
     "saved_evidence": run_saved_evidence,
     "visible_text": run_visible_text,
+    "citation_grammar": run_citation_grammar,
 }
 
 

@@ -140,6 +140,32 @@ const RUNNERS: Readonly<Record<string, Runner>> = {
     });
   },
 
+  // No TypeScript grammar exists: the runner checks the half both languages share. The links a
+  // grammar allows are exactly the verified records of the tool messages (this side's readers),
+  // and every answer the grammar must accept cites only those links, exactly.
+  citation_grammar(file) {
+    eachCase(file, (vector) => {
+      const verified = new Set<string>();
+      for (const message of vector["messages"] as Array<Record<string, unknown>>) {
+        if (message["type"] !== "tool") continue;
+        const { content, artifact, name } = message;
+        for (const source of readEnvelope(content, artifact).sources) verified.add(source.id);
+        for (const source of readNative(content, artifact, name).sources) verified.add(source.id);
+      }
+      const links = vector["expected_links"] as string[];
+      const linked = links.map((link) => /\(#knowledge-(?:source-)?([^)]+)\)$/.exec(link)?.[1]);
+      const wanted = vector["ids"] as string[] | null;
+      const expected = [...verified].filter((id) => wanted === null || wanted.includes(id));
+      expect(new Set(linked)).toStrictEqual(new Set(expected));
+      for (const text of vector["accept"] as string[]) {
+        const points = Array.from(text);
+        for (const citation of findCitations(text)) {
+          expect(links).toContain(points.slice(citation.start, citation.end).join(""));
+        }
+      }
+    });
+  },
+
   visible_text(file) {
     eachCase(file, (vector) => {
       expect(visibleText(vector["text"] as string)).toBe(vector["expected"]);

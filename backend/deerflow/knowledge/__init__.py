@@ -39,6 +39,7 @@ from deerflow.knowledge.envelope import (
 )
 from deerflow.knowledge.evidence import EvidenceRejection, MessageEvidence, read_evidence
 from deerflow.knowledge.formatting import FormattedResult, citation_link, format_result
+from deerflow.knowledge.grammar import CitationGrammar, citation_grammar
 from deerflow.knowledge.ids import source_id
 from deerflow.knowledge.messages import text_parts
 from deerflow.knowledge.native import (
@@ -104,6 +105,7 @@ __all__ = [
     "RETRIEVAL_SOURCES_KEY",
     "VERSION_KEY",
     "Citation",
+    "CitationGrammar",
     "CitationKind",
     "EvidenceRejection",
     "FormattedResult",
@@ -126,6 +128,7 @@ __all__ = [
     "ToolOutputBudgetMiddleware",
     "build_envelope",
     "build_native_snapshot",
+    "citation_grammar",
     "citation_link",
     "find_citations",
     "format_result",

@@ -84,6 +84,8 @@ EXIT_USAGE: Final = 2
 EXIT_UPSTREAM: Final = 3
 #: How long ``serve`` waits for the checkpoint database before giving up (exit 3).
 CHECKPOINT_PROBE_SECONDS: Final = 30.0
+# ``--constrain-citations`` sends ``extra_body``, which only langchain-openai's model passes on.
+_OPENAI_MODEL_PREFIX: Final = "openai:"
 _EXCERPT_PREVIEW_CHARS: Final = 400
 
 app = typer.Typer(
@@ -844,6 +846,15 @@ def serve(
             min=0.001,
         ),
     ] = GATEWAY_DEFAULTS.run_timeout,
+    constrain_citations: Annotated[
+        bool,
+        typer.Option(
+            "--constrain-citations",
+            help="Send each answer to search results a GBNF grammar that admits only the verified "
+            "citation links, exactly (OPENAI_BASE_URL at a llama.cpp server). Needs "
+            "--model openai:NAME.",
+        ),
+    ] = False,
 ) -> None:
     """Run the reference gateway (FastAPI + LangGraph) with the bundled chat page.
 
@@ -872,6 +883,12 @@ def serve(
             style="yellow",
             soft_wrap=True,
         )
+    if constrain_citations and (model is None or not model.startswith(_OPENAI_MODEL_PREFIX)):
+        _fail(
+            "--constrain-citations needs an OpenAI-compatible model that takes a GBNF grammar: "
+            "--model openai:NAME with OPENAI_BASE_URL at a llama.cpp server.",
+            EXIT_USAGE,
+        )
     chat_model = _chat_model(model) if model is not None else None
     options: dict[str, Any] = {
         "model": chat_model,
@@ -879,6 +896,7 @@ def serve(
         "cors_origins": tuple(cors_origin or ()),
         "allowed_hosts": tuple(allowed_host or ()),
         "run_timeout": run_timeout,
+        "constrain_citations": constrain_citations,
     }
     if checkpoint is not None:
         _check_checkpoint(server, checkpoint)

@@ -499,6 +499,8 @@ def runs_to_forget(finished: Sequence[tuple[str, int]], *, most: int, most_bytes
 def _run_error_message(exc: Exception) -> str:
     from langgraph.errors import GraphRecursionError, InvalidUpdateError
 
-    if isinstance(exc, GraphRecursionError | InvalidUpdateError):
+    from deerflow.knowledge.constrain import GrammarRefusedError
+
+    if isinstance(exc, GraphRecursionError | InvalidUpdateError | GrammarRefusedError):
         return str(exc)
     return f"The run failed ({type(exc).__name__})."

@@ -19,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
+from deerflow.knowledge.constrain import CitationGrammarMiddleware
 from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.responder import RESPONDER_LABEL, ExtractiveResponder
@@ -57,12 +58,19 @@ def build_agent(
     checkpointer: BaseCheckpointSaver[Any] | None,
     *,
     max_tool_output_chars: int = GATEWAY_OUTPUT_MAX_CHARS,
+    constrain_citations: bool = False,
 ) -> Any:
+    """The gateway's agent. ``constrain_citations``: send each answer to tool results a decoding
+    grammar that admits only the verified links (``constrain.py``); it runs inside the budget, so
+    the grammar is built from the messages the model really sees."""
+    middleware: list[Any] = [ToolOutputBudgetMiddleware(max_chars=max_tool_output_chars)]
+    if constrain_citations:
+        middleware.append(CitationGrammarMiddleware())
     return create_agent(
         model,
         tools=[make_knowledge_tool(provider)],
         system_prompt=SYSTEM_PROMPT,
-        middleware=[ToolOutputBudgetMiddleware(max_chars=max_tool_output_chars)],
+        middleware=middleware,
         checkpointer=checkpointer,
     )
 
@@ -175,10 +183,13 @@ def build_config(
     cors_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] | None = None,
     run_timeout: float = GATEWAY_DEFAULTS.run_timeout,
+    constrain_citations: bool = False,
 ) -> GatewayConfig:
     chat_model = model or ExtractiveResponder()
     return GatewayConfig(
-        build_agent=lambda saver: build_agent(provider, chat_model, saver),
+        build_agent=lambda saver: build_agent(
+            provider, chat_model, saver, constrain_citations=constrain_citations
+        ),
         open_checkpointer=lambda: open_checkpointer(checkpoint),
         open_store=lambda: open_store(checkpoint),
         provider_label=provider.name,
