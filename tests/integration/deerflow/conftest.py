@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.deerflow import deerflow_env
+from tests.integration.deerflow import deerflow_env, frontend_env
 from tests.integration.deerflow.deerflow_config import DeerFlowConfig
 from tests.integration.deerflow.gap_index import GapIndex
-from tests.integration.deerflow.gateway import Gateway, start_gateway
+from tests.integration.deerflow.frontend_env import FrontendBuild
+from tests.integration.deerflow.gateway import Gateway, free_port, start_gateway
 from tests.integration.deerflow.stub_model import StubModel
 
 REPO = Path(__file__).resolve().parents[3]
@@ -226,15 +227,79 @@ def built_index(
 
 
 @pytest.fixture(scope="session")
+def gateway_port() -> int:
+    """The gateway's port, chosen before anything starts: DeerFlow's frontend is built for one
+    gateway address, so the port a cached frontend build was made for is reused when free."""
+    snapshot = frontend_env.frontend_snapshot()
+    cached = snapshot and frontend_env.cached_gateway_url(snapshot, frontend_env.PATCHED)
+    if cached:
+        port = int(cached.rsplit(":", 1)[1])
+        if frontend_env.port_is_free(port):
+            return port
+    return free_port()
+
+
+@pytest.fixture(scope="session")
 def gateway(
     built_index: Path,
     deerflow_root: Path,
     deerflow_config: DeerFlowConfig,
     deerflow_env_vars: dict[str, str],
     work: Path,
+    gateway_port: int,
 ) -> Iterator[Gateway]:
-    with start_gateway(deerflow_root, deerflow_env_vars, work) as running:
+    with start_gateway(deerflow_root, deerflow_env_vars, work, gateway_port) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def frontend_snapshot_tarball() -> Path:
+    found = frontend_env.frontend_snapshot()
+    if found is None:
+        value = os.environ.get(frontend_env.FRONTEND_SNAPSHOT_ENV)
+        pytest.skip(
+            frontend_env.SKIP_HINT
+            if not value
+            else f"{frontend_env.FRONTEND_SNAPSHOT_ENV}={value} is not a file; {frontend_env.SKIP_HINT}"
+        )
+    return found
+
+
+@pytest.fixture(scope="session")
+def package_tarball(work: Path) -> Path:
+    """The npm package as `npm pack` makes it (what the README installs in DeerFlow)."""
+    return frontend_env.pack_package(work / "npm", work / "frontend.log")
+
+
+@pytest.fixture(scope="session")
+def deerflow_ui(
+    frontend_snapshot_tarball: Path,
+    snapshot_tarball: Path,
+    package_tarball: Path,
+    gateway_port: int,
+    work: Path,
+) -> FrontendBuild:
+    """DeerFlow's frontend with the package added and the patch applied, built for the suite's
+    gateway (once per run: reused from ``build/`` while its inputs are unchanged)."""
+    built = frontend_env.prepare(
+        frontend_snapshot_tarball,
+        frontend_env.PATCHED,
+        f"http://127.0.0.1:{gateway_port}",
+        work / "frontend.log",
+        package_tarball=package_tarball,
+    )
+    steps = ", ".join(f"{name} {value:.0f} s" for name, value in built.seconds.items())
+    total = sum(built.seconds.values())
+    state = "reused from an earlier run" if built.cached else "built now"
+    print(f"\nDeerFlow's frontend ({state}): {steps}; {total:.0f} s in all")
+    return built
+
+
+@pytest.fixture(scope="session")
+def deerflow_ui_url(deerflow_ui: FrontendBuild, gateway: Gateway, work: Path) -> Iterator[str]:
+    """``next start`` of the patched frontend, proxying to the running gateway."""
+    with frontend_env.next_start(deerflow_ui, work / "next-start.log") as base:
+        yield base
 
 
 @pytest.fixture()
