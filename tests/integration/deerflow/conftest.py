@@ -17,8 +17,8 @@ import pytest
 
 from tests.integration.deerflow import deerflow_env, frontend_env
 from tests.integration.deerflow.deerflow_config import DeerFlowConfig
-from tests.integration.deerflow.gap_index import GapIndex
 from tests.integration.deerflow.frontend_env import FrontendBuild
+from tests.integration.deerflow.gap_index import GapIndex
 from tests.integration.deerflow.gateway import Gateway, free_port, start_gateway
 from tests.integration.deerflow.stub_model import StubModel
 

@@ -345,3 +345,53 @@ def next_start(built: FrontendBuild, log: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+@dataclass(frozen=True)
+class PatchStats:
+    files: tuple[str, ...]
+    added: int
+    removed: int
+    new_files: tuple[str, ...]
+
+    @property
+    def changed(self) -> int:
+        """Lines the patch adds plus lines it removes (a modified line counts twice)."""
+        return self.added + self.removed
+
+
+HUNK = re.compile(r"^@@ -\d+(?:,(?P<old>\d+))? \+\d+(?:,(?P<new>\d+))? @@")
+
+
+def patch_stats(text: str) -> PatchStats:
+    """What a unified diff (``git diff`` output) changes. Each hunk's header says how many old
+    and new lines follow, so a content line that looks like a header is never read as one."""
+    files: list[str] = []
+    new_files: list[str] = []
+    added = removed = 0
+    old_path = ""
+    old_left = new_left = 0
+    for line in text.splitlines():
+        if old_left > 0 or new_left > 0:
+            if line.startswith("+"):
+                added += 1
+                new_left -= 1
+            elif line.startswith("-"):
+                removed += 1
+                old_left -= 1
+            elif not line.startswith("\\"):  # "\ No newline at end of file"
+                old_left -= 1
+                new_left -= 1
+            continue
+        hunk = HUNK.match(line)
+        if hunk:
+            old_left = int(hunk["old"] or 1)
+            new_left = int(hunk["new"] or 1)
+        elif line.startswith("--- "):
+            old_path = line[4:]
+        elif line.startswith("+++ "):
+            path = line[4:].removeprefix("b/")
+            files.append(path)
+            if old_path == "/dev/null":
+                new_files.append(path)
+    return PatchStats(tuple(files), added, removed, tuple(new_files))

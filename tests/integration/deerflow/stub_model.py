@@ -132,9 +132,7 @@ class StubModel:
                     return
                 with stub._lock:
                     stub.requests.append(body)
-                    message = reply_for(
-                        body.get("messages") or [], stub._call_ids, stub.scripts
-                    )
+                    message = reply_for(body.get("messages") or [], stub._call_ids, stub.scripts)
                 if body.get("stream"):
                     self._stream(body, message)
                 else:
