@@ -26,7 +26,6 @@ import {
 import type { Root as HastRoot } from "hast";
 import { toJsxRuntime } from "hast-util-to-jsx-runtime";
 import { Fragment, jsx, jsxs } from "react/jsx-runtime";
-import type { Components, ExtraProps } from "react-markdown";
 import rehypeSanitize, { defaultSchema, type Options as SanitizeSchema } from "rehype-sanitize";
 import remarkParse from "remark-parse";
 import remarkRehype from "remark-rehype";
@@ -37,11 +36,12 @@ import { remarkCitations, type Citation, type TreeCitations } from "../citations
 import { stripCitationPrefix } from "../handles.js";
 import { rememberCitations } from "../citationMemo.js";
 import type { ResolvedSource, SourceLookup } from "../lookup.js";
-import { describeSource, summarizeCitations } from "../resolve.js";
-import { EXTERNAL_LINK_REL, classifyHref } from "../url.js";
+import { describeSource } from "../resolve.js";
 import { InertCitation, WebCitation, chipElements, shortDescription } from "./CitationChip.js";
+import { CitationRegistry } from "./citationRegistry.js";
 import { isPinned, openChip, useChipGroup, type ChipGroup } from "./chipState.js";
-import { distinguishSources } from "./distinguish.js";
+import { citationTarget, hastText } from "./KnowledgeLink.js";
+import { ordinaryLink } from "./ordinaryLink.js";
 import { scanMarkdown } from "../guard.js";
 import { MessageBoundary, PlainTextMessage } from "./MessageBoundary.js";
 import { markdownOf } from "./messageText.js";
@@ -78,10 +78,8 @@ export type KnowledgeMarkdownProps = CitationSourceProps & {
 
 /** What a message's links and images render against (computed once per message and lookup). */
 interface MessageContext {
-  readonly lookup: SourceLookup;
-  readonly numbers: ReadonlyMap<string, number>;
-  /** What tells apart two cited sources of one document ("p. 3", "excerpt 2"), by id. */
-  readonly suffixes: ReadonlyMap<string, string>;
+  /** The message's citations, already claimed in document order: numbers and suffixes. */
+  readonly registry: CitationRegistry;
   /** The citations found on the rendered tree, by the UTF-16 source offset of their `[`. */
   readonly citations: ReadonlyMap<number, Citation>;
   readonly labels: KnowledgeLabels;
@@ -97,24 +95,13 @@ interface ChipPass {
   readonly descriptions: Map<string, string>;
 }
 
-interface HastLike {
-  readonly type?: string;
-  readonly value?: unknown;
-  readonly children?: readonly HastLike[];
-}
-
-/** The text of a hast node (what the sanitized link label says). */
-function textOf(node: HastLike | undefined): string {
-  if (node === undefined) return "";
-  if (node.type === "text" && typeof node.value === "string") return node.value;
-  if (node.children === undefined) return "";
-  let text = "";
-  for (const child of node.children) text += textOf(child);
-  return text;
-}
-
 interface PositionedNode {
   readonly position?: { readonly start?: { readonly offset?: number } };
+}
+
+/** What hast-util-to-jsx-runtime passes a component (`passNode`). */
+interface ExtraProps {
+  readonly node?: unknown;
 }
 
 type LinkProps = ComponentPropsWithoutRef<"a"> & ExtraProps;
@@ -126,35 +113,21 @@ function linkElement(
   context: MessageContext,
   chips: ChipPass,
 ): ReactElement {
-  const { lookup, numbers, suffixes, citations, labels } = context;
+  const { registry, citations, labels } = context;
   const offset = (node as PositionedNode | undefined)?.position?.start?.offset;
   const citation = offset === undefined ? undefined : citations.get(offset);
   if (citation === undefined) return ordinaryLink(href, labels, children, key);
   // The label text is needed only where the model's label is shown (never on a chip).
-  const labelText = (): string => stripCitationPrefix(textOf(node as HastLike | undefined));
-  switch (citation.kind) {
-    case "shared":
-    case "native": {
-      const id = citation.source_id as string;
-      const source = lookup.get(id);
-      if (source === undefined) {
-        return <InertCitation key={key} label={labelText()} reason="evidence_not_loaded" labels={labels} />;
-      }
-      return chipOf(source, numbers.get(id), suffixes.get(id), labels, key, chips);
-    }
-    case "malformed":
-      return (
-        <InertCitation
-          key={key}
-          label={labelText()}
-          reason={citation.reason ?? "unsupported_destination"}
-          labels={labels}
-        />
-      );
-    case "web":
-      // The sanitized href (the sanitizer keeps http(s)); the found one if a plugin dropped it.
-      return <WebCitation key={key} label={labelText()} href={href ?? citation.href} labels={labels} />;
+  const labelText = (): string => stripCitationPrefix(hastText(node));
+  if (citation.kind === "web") {
+    // The sanitized href (the sanitizer keeps http(s)); the found one if a plugin dropped it.
+    return <WebCitation key={key} label={labelText()} href={href ?? citation.href} labels={labels} />;
   }
+  // The same rule as KnowledgeLink's (the registry already holds every citation: claims are no-ops).
+  const target = citationTarget(registry, citation.kind, citation.source_id, citation.reason, citation.raw_label, citation.href);
+  if (target === null) return ordinaryLink(href, labels, children, key);
+  if (target.kind === "inert") return <InertCitation key={key} label={labelText()} reason={target.reason} labels={labels} />;
+  return chipOf(target.source, registry.numberOf(target.id), registry.suffixOf(target.id), labels, key, chips);
 }
 
 // Chips are made in document order: hast-util-to-jsx-runtime finishes each link before the next
@@ -194,35 +167,6 @@ function chipOf(
   );
 }
 
-function ordinaryLink(
-  href: string | undefined,
-  labels: KnowledgeLabels,
-  children: ReactNode,
-  key: Key | undefined,
-): ReactElement {
-  const safe = classifyHref(href);
-  if (safe === null) {
-    return (
-      <span key={key} className="dk-link-blocked" title={labels.linkBlocked}>
-        {children}
-      </span>
-    );
-  }
-  if (safe.kind === "external") {
-    return (
-      <a key={key} className="dk-link" href={safe.href} target="_blank" rel={EXTERNAL_LINK_REL}>
-        {children}
-        <span className="dk-sr-only"> {labels.opensInNewTab}</span>
-      </a>
-    );
-  }
-  return (
-    <a key={key} className="dk-link" href={safe.href}>
-      {children}
-    </a>
-  );
-}
-
 function imageElement(
   { alt }: ComponentPropsWithoutRef<"img"> & ExtraProps,
   key: Key | undefined,
@@ -242,7 +186,7 @@ function imageElement(
 // cited messages renders no extra component (nor context read) per link.
 const LINK = (): null => null;
 const IMAGE = (): null => null;
-const COMPONENTS: Components = { a: LINK, img: IMAGE };
+const COMPONENTS = { a: LINK, img: IMAGE };
 
 type ElementFactory = typeof jsx;
 
@@ -349,7 +293,6 @@ interface ParsedMessage extends TreeCitations {
 }
 
 const NO_RANGES: readonly number[] = [];
-const NO_SUFFIXES: ReadonlyMap<string, string> = new Map();
 const NO_CITATIONS: TreeCitations = { citations: [], byOffset: new Map() };
 
 /**
@@ -397,12 +340,11 @@ const MarkdownBody = memo(function MarkdownBody({
     }
     return result;
   }, [processor, source, remarkPlugins, guarded, markdown]);
-  const context = useMemo(() => {
-    const summary = summarizeCitations(parsed.citations, lookup);
-    // Computed once a message, in first-citation order (the order the numbers follow).
-    const suffixes = summary.sources.length < 2 ? NO_SUFFIXES : distinguishSources(summary.sources, merged);
-    return { lookup, numbers: summary.numbers, suffixes, citations: parsed.byOffset, labels: merged };
-  }, [lookup, parsed, merged]);
+  // The one parse's citations, claimed in document order: numbers follow first citation.
+  const context = useMemo(
+    () => ({ registry: CitationRegistry.of(lookup, parsed.citations, merged), citations: parsed.byOffset, labels: merged }),
+    [lookup, parsed, merged],
+  );
   // One open-preview state for all the message's chips; their events are delegated to the root.
   const root = useRef<HTMLDivElement>(null);
   const ids = `dk-${useId()}`;

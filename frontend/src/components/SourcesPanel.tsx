@@ -2,12 +2,14 @@
  * The distinct verified sources one assistant message cites, in first-citation order.
  */
 
-import { memo, useId, useMemo, useState, type ReactElement } from "react";
+import { memo, useId, useMemo, useState, useSyncExternalStore, type ReactElement } from "react";
 
-import type { SourceLookup } from "../lookup.js";
+import type { ResolvedSource, SourceLookup } from "../lookup.js";
 import { describeSource, summarizeCitations } from "../resolve.js";
 import { SourceDetails } from "./CitationChip.js";
+import { CitationRegistry } from "./citationRegistry.js";
 import { distinguishSources } from "./distinguish.js";
+import { useMessageScope } from "./KnowledgeSources.js";
 import { mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { markdownOf } from "./messageText.js";
 import { useCitationLookup, type CitationSourceProps } from "./useCitationLookup.js";
@@ -54,26 +56,97 @@ interface PanelBodyProps {
   readonly labels: Partial<KnowledgeLabels> | undefined;
 }
 
-const NO_SUFFIXES: ReadonlyMap<string, string> = new Map();
-
 const PanelBody = memo(function PanelBody({
   markdown,
   lookup,
   defaultOpen,
-  className: extraClass,
+  className,
   labels: partialLabels,
 }: PanelBodyProps): ReactElement | null {
   const summary = useMemo(() => summarizeCitations(markdown, lookup), [markdown, lookup]);
   const labels = useMemo(() => mergeLabels(partialLabels), [partialLabels]);
-  const [open, setOpen] = useState(defaultOpen);
   // Only an open panel shows titles; a closed one needs no suffixes.
-  const suffixes = useMemo(
-    () => (open ? distinguishSources(summary.sources, labels) : NO_SUFFIXES),
-    [open, summary, labels],
+  const suffixes = useMemo(() => () => distinguishSources(summary.sources, labels), [summary, labels]);
+  return (
+    <PanelView
+      sources={summary.sources}
+      suffixes={suffixes}
+      unresolved={summary.unresolved}
+      malformed={summary.malformed}
+      defaultOpen={defaultOpen}
+      className={className}
+      labels={labels}
+    />
   );
+});
+
+export interface KnowledgeSourcesPanelProps {
+  /** Whether the list starts expanded (default true). */
+  readonly defaultOpen?: boolean | undefined;
+  readonly className?: string | undefined;
+  /** Translated strings (default: the enclosing `KnowledgeSources`' labels). Pass a stable object. */
+  readonly labels?: Partial<KnowledgeLabels> | undefined;
+}
+
+const EMPTY_REGISTRY = new CitationRegistry();
+
+/**
+ * The sources panel of the enclosing `KnowledgeMessage`, from the citations its links already
+ * found as they rendered (no parse of its own): the same list, numbers and notes as
+ * `SourcesPanel`, updated as the message streams. Malformed citations are counted once per
+ * distinct label and destination. Renders nothing while the message cites nothing (or outside a
+ * `KnowledgeMessage`).
+ */
+export function KnowledgeSourcesPanel({ defaultOpen, className, labels }: KnowledgeSourcesPanelProps): ReactElement | null {
+  const scope = useMessageScope();
+  const registry = scope?.registry ?? EMPTY_REGISTRY;
+  const cited = useSyncExternalStore(registry.subscribe, () => registry.cited(), () => registry.cited());
+  const merged = useMemo(
+    () => (labels === undefined ? (scope?.labels ?? mergeLabels(undefined)) : mergeLabels(labels)),
+    [labels, scope?.labels],
+  );
+  const suffixes = useMemo(() => () => cited.suffixes, [cited]);
+  return (
+    <PanelView
+      sources={cited.sources}
+      suffixes={suffixes}
+      unresolved={cited.unresolved}
+      malformed={cited.malformed}
+      defaultOpen={defaultOpen ?? true}
+      className={className}
+      labels={merged}
+    />
+  );
+}
+
+interface PanelViewProps {
+  readonly sources: readonly ResolvedSource[];
+  /** The suffixes telling apart sources of one title (asked for only while the panel is open). */
+  readonly suffixes: () => ReadonlyMap<string, string>;
+  readonly unresolved: number;
+  readonly malformed: number;
+  readonly defaultOpen: boolean;
+  readonly className: string | undefined;
+  readonly labels: KnowledgeLabels;
+}
+
+const NO_SUFFIXES: ReadonlyMap<string, string> = new Map();
+
+/** The panel itself, from what the message cites (however that was found). */
+const PanelView = memo(function PanelView({
+  sources,
+  suffixes: suffixesOf,
+  unresolved,
+  malformed,
+  defaultOpen,
+  className: extraClass,
+  labels,
+}: PanelViewProps): ReactElement | null {
+  const [open, setOpen] = useState(defaultOpen);
+  const suffixes = useMemo(() => (open ? suffixesOf() : NO_SUFFIXES), [open, suffixesOf]);
   const bodyId = `dk-sources-${useId()}`;
-  const count = summary.sources.length;
-  if (count === 0 && summary.unresolved === 0 && summary.malformed === 0) return null;
+  const count = sources.length;
+  if (count === 0 && unresolved === 0 && malformed === 0) return null;
   const className = extraClass === undefined ? "dk-sources" : `dk-sources ${extraClass}`;
   return (
     <section className={className} aria-label={labels.sources}>
@@ -91,7 +164,7 @@ const PanelBody = memo(function PanelBody({
         <div id={bodyId} className="dk-sources-body">
           {count > 0 && (
             <ol className="dk-sources-list">
-              {summary.sources.map((source, index) => {
+              {sources.map((source, index) => {
                 const display = describeSource(source);
                 return (
                   <li
@@ -111,14 +184,14 @@ const PanelBody = memo(function PanelBody({
               })}
             </ol>
           )}
-          {summary.unresolved > 0 && (
+          {unresolved > 0 && (
             <p className="dk-sources-note" data-dk-reason="evidence_not_loaded">
-              {labels.notLoadedCount(summary.unresolved)}
+              {labels.notLoadedCount(unresolved)}
             </p>
           )}
-          {summary.malformed > 0 && (
+          {malformed > 0 && (
             <p className="dk-sources-note" data-dk-reason="malformed">
-              {labels.malformedCount(summary.malformed)}
+              {labels.malformedCount(malformed)}
             </p>
           )}
         </div>

@@ -6,10 +6,14 @@ export { KNOWLEDGE_SANITIZE_SCHEMA, KnowledgeMarkdown } from "./KnowledgeMarkdow
 export type { KnowledgeMarkdownProps } from "./KnowledgeMarkdown.js";
 export { CitationChip, InertCitation, SourceDetails, WebCitation } from "./CitationChip.js";
 export type { CitationChipProps, InertCitationProps, WebCitationProps } from "./CitationChip.js";
+export { KnowledgeLink, isKnowledgeHref } from "./KnowledgeLink.js";
+export type { KnowledgeLinkFallbackProps, KnowledgeLinkProps } from "./KnowledgeLink.js";
+export { KnowledgeMessage, KnowledgeSources, useKnowledgeSources } from "./KnowledgeSources.js";
+export type { KnowledgeMessageProps, KnowledgeSourcesProps, KnowledgeSourcesValue } from "./KnowledgeSources.js";
 export { MessageBoundary } from "./MessageBoundary.js";
 export type { MessageBoundaryProps } from "./MessageBoundary.js";
-export { SourcesPanel } from "./SourcesPanel.js";
-export type { SourcesPanelProps } from "./SourcesPanel.js";
+export { KnowledgeSourcesPanel, SourcesPanel } from "./SourcesPanel.js";
+export type { KnowledgeSourcesPanelProps, SourcesPanelProps } from "./SourcesPanel.js";
 export { DEFAULT_LABELS } from "./labels.js";
 export type { KnowledgeLabels } from "./labels.js";
 export { useCitationLookup } from "./useCitationLookup.js";
