@@ -217,9 +217,17 @@ def _make(
     if not (frontend / "package.json").is_file():
         raise RuntimeError(f"{snapshot} has no deer-flow/frontend/package.json")
     # A checkout is a git repository; `git apply` then resolves the patch's paths from its root
-    # (not from an enclosing repository's), and nextra finds the repository it looks for.
+    # (not from an enclosing repository's), and nextra finds the history it reads page dates from.
     env = build_env(gateway_url)
     deerflow_env.run(["git", "init", "-q"], root, env, log)
+    deerflow_env.run(["git", "add", "-A"], root, env, log)
+    deerflow_env.run(
+        ["git", "-c", "user.name=snapshot", "-c", "user.email=snapshot@localhost", "commit", "-qm",
+         f"{snapshot.name}"],
+        root,
+        env,
+        log,
+    )  # fmt: skip
     seconds["unpack"] = time.monotonic() - started
     command = pnpm(frontend)
     started = time.monotonic()

@@ -9,7 +9,6 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-
 from tests.integration.deerflow.frontend_env import PATCH, REPO, patch_stats
 
 MAX_CHANGED_LINES = 20
