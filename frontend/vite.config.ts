@@ -50,6 +50,12 @@ export default defineConfig({
     },
     rolldownOptions: {
       external: isExternal,
+      output: {
+        // The React entry is a client module for React Server Components hosts (Next.js): its
+        // first statement is the directive, which bundling would otherwise drop. The `/core`
+        // entry (and the chunk it shares) stays directive-free, callable from server code.
+        banner: (chunk) => (chunk.isEntry && chunk.name === "index" ? '"use client";' : ""),
+      },
     },
   },
 });

@@ -132,6 +132,39 @@ def test_the_tarball_carries_the_build_readme_and_license(tarball: Path) -> None
     assert not [name for name in listing if name.startswith(("package/src/", "package/test/"))]
 
 
+#: Prints, per module file given, the directive prologue's strings (TypeScript's own parser).
+DIRECTIVES_JS = """\
+const ts = require("typescript");
+const fs = require("node:fs");
+const out = {};
+for (const file of process.argv.slice(1)) {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.ES2022, false);
+  const prologue = [];
+  for (const statement of source.statements) {
+    if (!ts.isExpressionStatement(statement) || !ts.isStringLiteral(statement.expression)) break;
+    prologue.push(statement.expression.text);
+  }
+  out[file.split("/").pop()] = prologue;
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def test_the_react_entry_is_a_client_module_and_core_is_not(tarball: Path, tmp_path: Path) -> None:
+    # React Server Components hosts (Next.js) import the React entry across a client boundary:
+    # "use client" must survive the build as its first statement. /core stays server-callable.
+    _run(["tar", "xzf", str(tarball), "-C", str(tmp_path)], FRONTEND)
+    dist = tmp_path / "package" / "dist"
+    modules = sorted(str(path) for path in dist.glob("*.js"))
+    prologues = json.loads(_run(["node", "-e", DIRECTIVES_JS, *modules], FRONTEND))
+    assert prologues.pop("index.js") == ["use client"]
+    assert prologues.pop("core.js") == []
+    # The chunk the two entries share (the readers) is server code too.
+    assert prologues and all(prologue == [] for prologue in prologues.values()), prologues
+    core_imports = re.findall(r'from "\./([^"]+)"', (dist / "core.js").read_text(encoding="utf-8"))
+    assert set(core_imports) <= set(prologues), core_imports
+
+
 def test_publint_and_are_the_types_wrong_are_clean(tarball: Path) -> None:
     _run(["npx", "--no-install", "publint", "run", str(tarball), "--strict"], FRONTEND)
     # ESM-only on purpose (no CommonJS build); the stylesheet entry point is not a module.

@@ -118,3 +118,105 @@ def test_a_number_past_the_classes_is_drawn_from_its_attribute(browser: object) 
     assert by_attribute[0] == '"100"'
     # The same badge either way: only the digits differ.
     assert by_attribute[1] >= by_class[1] > 0
+
+
+# --- Pieces standing alone: rendered by a host's own Markdown renderer, not under .dk-markdown ---
+
+#: The DOM the components render (CitationChip open with its preview, InertCitation, a closed
+#: SourcesPanel), in a host's paragraph with no package container around it.
+STANDALONE = (
+    '<p class="host">Text <button type="button" class="dk-citation dk-chip dk-n1" data-dk-number="1"'
+    ' aria-expanded="false">A source</button><span class="dk-preview" id="p"><span class="dk-meta">'
+    '<span class="dk-provider">local</span></span><span class="dk-excerpt">Excerpt.</span></span>'
+    ' and <span class="dk-inert dk-unresolved"><bdi class="dk-inert-label">Old memo</bdi>'
+    '<span class="dk-inert-reason">evidence not loaded</span></span>'
+    ' <a class="dk-web-citation" href="https://example.com">Site</a></p>'
+    '<section class="dk-sources"><button class="dk-sources-summary">Sources (1)</button></section>'
+)
+
+STYLES = """(selector) => {
+  const s = getComputedStyle(document.querySelector(selector));
+  return { bg: s.backgroundColor, border: s.borderTopWidth, borderColor: s.borderTopColor,
+           color: s.color, radius: s.borderTopLeftRadius };
+}"""
+
+
+def _styles(browser: object, body: str, selector: str, *, scheme: str = "light") -> dict[str, str]:
+    context = browser.new_context(color_scheme=scheme)  # type: ignore[attr-defined]
+    try:
+        page = context.new_page()
+        page.set_content(f"<style>{CSS.read_text(encoding='utf-8')}</style>{body}")
+        return dict(page.evaluate(STYLES, selector))
+    finally:
+        context.close()
+
+
+def _alpha(color: str) -> float:
+    """The alpha of a computed ``rgb(…)`` / ``rgba(…)`` color."""
+    inner = color[color.index("(") + 1 : color.rindex(")")].replace("/", " ").replace(",", " ")
+    parts = inner.split()
+    return float(parts[3]) if len(parts) == 4 else 1.0
+
+
+@pytest.mark.parametrize(
+    "selector", [".dk-chip", ".dk-preview", ".dk-inert", ".dk-excerpt"], ids=lambda s: s[1:]
+)
+def test_a_piece_outside_the_package_containers_has_its_defaults(
+    browser: object, selector: str
+) -> None:
+    styles = _styles(browser, STANDALONE, selector)
+    # An opaque background (the preview must hide the text under it) and a visible border.
+    assert _alpha(styles["bg"]) == 1.0, styles
+    if selector != ".dk-excerpt":
+        assert float(styles["border"].removesuffix("px")) >= 1.0, styles
+        assert _alpha(styles["borderColor"]) > 0, styles
+    if selector == ".dk-chip":
+        assert styles["bg"] == LIGHT_CHIP_BG
+
+
+def test_a_standalone_chip_takes_page_values_and_forced_themes(browser: object) -> None:
+    on_root = f"<style>:root {{ --dk-chip-bg: {PAGE_CHIP_BG}; }}</style>{STANDALONE}"
+    assert _styles(browser, on_root, ".dk-chip")["bg"] == PAGE_CHIP_BG
+    forced = f'<div data-dk-theme="dark">{STANDALONE}</div>'
+    assert _styles(browser, forced, ".dk-chip")["bg"] == DARK_CHIP_BG
+    # On its own a piece follows the page's color-scheme (next-themes sets it on <html>).
+    dark_page = f'<div style="color-scheme: dark">{STANDALONE}</div>'
+    assert _styles(browser, dark_page, ".dk-chip")["bg"] == DARK_CHIP_BG
+    assert _alpha(_styles(browser, dark_page, ".dk-preview")["bg"]) == 1.0
+
+
+README = ROOT / "README.md"
+RECIPE_BEGIN = "<!-- badge recipe: begin -->\n```css\n"
+RECIPE_END = "```\n<!-- badge recipe: end -->"
+#: shadcn/ui's design tokens as a Tailwind v4 theme defines them (DeerFlow's and assistant-ui's).
+SHADCN_TOKENS = """:root { --secondary: rgb(240, 240, 235); --secondary-foreground: rgb(23, 23, 23);
+  --popover: rgb(255, 255, 255); --popover-foreground: rgb(10, 10, 10); --border: rgb(229, 229, 229);
+  --muted-foreground: rgb(115, 115, 115); --primary: rgb(0, 0, 0); --primary-foreground: rgb(250, 250, 250);
+  --muted: rgb(245, 245, 245); --radius: 10px; --ring: rgb(163, 163, 163);
+  --foreground: rgb(10, 10, 10); }"""
+
+
+def test_the_readme_badge_recipe_matches_a_shadcn_badge_without_important(browser: object) -> None:
+    readme = README.read_text(encoding="utf-8")
+    recipe = readme[readme.index(RECIPE_BEGIN) + len(RECIPE_BEGIN) : readme.index(RECIPE_END)]
+    assert "!important" not in recipe and "!important" not in CSS.read_text(encoding="utf-8")
+    # The recipe after the package sheet and before it: the page's values win either way.
+    for order in ("after", "before"):
+        context = browser.new_context()  # type: ignore[attr-defined]
+        try:
+            page = context.new_page()
+            sheet = f"<style>{CSS.read_text(encoding='utf-8')}</style>"
+            page_css = f"<style>{SHADCN_TOKENS}\n{recipe}</style>"
+            styles = sheet + page_css if order == "after" else page_css + sheet
+            page.set_content(f'{styles}<div class="prose">{STANDALONE}</div>')
+            chip = page.evaluate(STYLES, ".dk-chip")
+            preview = page.evaluate(STYLES, ".dk-preview")
+        finally:
+            context.close()
+        # shadcn's <Badge variant="secondary">: bg-secondary text-secondary-foreground, no visible
+        # border, rounded-full; the preview is a popover.
+        assert chip["bg"] == "rgb(240, 240, 235)", (order, chip)
+        assert chip["color"] == "rgb(23, 23, 23)", (order, chip)
+        assert _alpha(chip["borderColor"]) == 0, (order, chip)
+        assert preview["bg"] == "rgb(255, 255, 255)", (order, preview)
+        assert preview["color"] == "rgb(10, 10, 10)", (order, preview)
