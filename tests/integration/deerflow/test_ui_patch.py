@@ -63,6 +63,9 @@ def test_the_readme_applies_exactly_this_patch() -> None:
     relative = PATCH.relative_to(REPO).as_posix()
     assert all(path.endswith("/" + relative) for path in applied), (applied, relative)
     assert "pnpm add" in section and "npm pack" in section
+    stats = patch_stats(PATCH.read_text(encoding="utf-8"))
+    claim = f"{stats.changed} changed lines in {len(stats.files)} of its files"
+    assert claim in " ".join(section.split()), f"the README should say: {claim}"
 
 
 def test_the_patch_applies_to_the_snapshot(frontend_snapshot_tarball: Path, tmp_path: Path) -> None:
