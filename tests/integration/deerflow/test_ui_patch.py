@@ -9,7 +9,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from tests.integration.deerflow.frontend_env import PATCH, REPO, patch_stats
+from tests.integration.deerflow.frontend_env import PATCH, REPO, patch_stats, tsc_errors
 
 MAX_CHANGED_LINES = 20
 README = REPO / "README.md"
@@ -82,3 +82,18 @@ def test_the_patch_applies_to_the_snapshot(frontend_snapshot_tarball: Path, tmp_
     assert checked.returncode == 0, checked.stderr
     for path in patch_stats(PATCH.read_text(encoding="utf-8")).files:
         assert (root / path).is_file(), f"{path} is not a file of DeerFlow's snapshot"
+
+
+def test_tsc_errors_reads_diagnostics_without_positions() -> None:
+    output = (
+        "src/a.tsx(3,5): error TS2322: Type 'string' is not assignable to type 'number'.\n"
+        "  Type 'x' is not assignable.\n"
+        "src/b.ts(10,1): error TS2304: Cannot find name 'y'.\n"
+        "Found 2 errors in 2 files.\n"
+    )
+    assert tsc_errors(output) == [
+        "src/a.tsx: TS2322: Type 'string' is not assignable to type 'number'.",
+        "src/b.ts: TS2304: Cannot find name 'y'.",
+    ]
+    moved = output.replace("(3,5)", "(4,5)")
+    assert tsc_errors(moved) == tsc_errors(output)
