@@ -60,12 +60,13 @@ def _default_call(question: str) -> tuple[str, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Script:
-    """One scripted question: ``call(question)`` is the first turn's tool call (name, arguments);
-    ``answer(tool_text)`` the final answer, from the text of the last tool message."""
+    """One scripted question: ``call(question)`` is the first turn's tool call (name, arguments),
+    or None to answer at once; ``answer(tool_text)`` the final answer, from the text of the last
+    tool message ("" when no tool ran)."""
 
     trigger: str
     answer: Callable[[str], str]
-    call: Callable[[str], tuple[str, dict[str, Any]]] = _default_call
+    call: Callable[[str], tuple[str, dict[str, Any]] | None] = _default_call
 
 
 def reply_for(
@@ -82,7 +83,11 @@ def reply_for(
     if last_tool > last_answer:
         write = script.answer if script else _default_answer
         return {"role": "assistant", "content": write(_text(messages[last_tool].get("content")))}
-    name, arguments = (script.call if script else _default_call)(question)
+    chosen = (script.call if script else _default_call)(question)
+    if chosen is None:
+        assert script is not None
+        return {"role": "assistant", "content": script.answer("")}
+    name, arguments = chosen
     return {
         "role": "assistant",
         "content": "",
