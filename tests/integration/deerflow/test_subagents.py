@@ -174,7 +174,8 @@ def test_the_live_stream_carries_the_forwarded_message(cited: Delegated) -> None
     """DeerFlow's UI renders from ``values``: its last frame holds the forwarded message."""
     frames = [e.data for e in cited.events if e.event.split("|")[0] == "values"]
     last_task = [m for m in walk(frames[-1]) if m.get("type") == "tool" and m.get("name") == "task"]
-    assert last_task and last_task[-1].get("artifact") == cited.task_message["artifact"]
+    assert last_task and isinstance(last_task[-1].get("artifact"), Mapping), last_task
+    assert last_task[-1]["artifact"] == cited.task_message["artifact"]
 
 
 def test_the_lead_model_saw_the_evidence(cited: Delegated, scripted: StubModel) -> None:
