@@ -11,6 +11,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.types import Command
 
@@ -350,3 +352,36 @@ def test_the_leads_stop_drops_what_it_never_took() -> None:
         )
     )
     assert len(relay) == 1
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    retrieved=st.lists(st.integers(0, 30), min_size=0, max_size=12, unique=True),
+    cited=st.lists(st.integers(0, 40), min_size=0, max_size=12),
+    tampered=st.sets(st.integers(0, 30), max_size=3),
+)
+def test_property_forwarded_is_cited_and_verifiably_retrieved(
+    retrieved: list[int], cited: list[int], tampered: set[int]
+) -> None:
+    """Whatever the child retrieved (some records forged) and its report cites: the task message
+    carries exactly the cited, genuinely retrieved sources, in first-cited order, and the lead's
+    copy of the report's links verifies exactly those."""
+    relay = EvidenceRelay()
+    messages = []
+    for n in retrieved:
+        message = _search([_source(n)])
+        if n in tampered:
+            message.artifact["knowledge_sources"][0]["excerpt"] = "Invented."
+        messages.append(message)
+    _child_calls(relay, "t", *messages)
+    report = " ".join(citation_link(_source(n)) for n in cited) or "No sources."
+    genuine = {n for n in retrieved if n not in tampered}
+    expected = [_source(n) for n in dict.fromkeys(cited) if n in genuine]
+    update = _lead(relay, _lead_state(_task_message("t", report)))
+    message = update["messages"][0] if update else _task_message("t", report)
+    found = read_envelope(message.content, message.artifact).sources if message.artifact else ()
+    assert list(found) == expected
+    answer = AIMessage(" ".join(citation_link(_source(n)) for n in cited))
+    thread = thread_messages({"messages": [*_lead_state(message)["messages"], answer]})
+    verified = [a.source_id for a in audit_thread(thread) if a.status == "verified"]
+    assert set(verified) == {s.id for s in expected}
