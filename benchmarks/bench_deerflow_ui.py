@@ -35,7 +35,7 @@ from typing import Any
 
 from tests.integration.deerflow import deerflow_env, frontend_env
 from tests.integration.deerflow.browser import chromium
-from tests.integration.deerflow.gateway import Gateway, free_port
+from tests.integration.deerflow.gateway import Gateway
 from tests.integration.deerflow.runs import run_body, user
 from tests.integration.deerflow.stack import backend_stack
 from tests.integration.deerflow.stub_model import CITATION_LINK, Script
@@ -123,10 +123,8 @@ def main() -> int:
         )
         return 0
     work = Path(tempfile.mkdtemp(prefix="bench-deerflow-ui-"))
-    cached = frontend_env.cached_gateway_url(ui, frontend_env.PATCHED)
-    port = int(cached.rsplit(":", 1)[1]) if cached else free_port()
-    if not frontend_env.port_is_free(port):
-        port = free_port()
+    # DeerFlow itself (the unpatched build) changes least often: reuse its build first.
+    port = frontend_env.gateway_port_for(ui, frontend_env.UNPATCHED, frontend_env.PATCHED)
     url = f"http://127.0.0.1:{port}"
     log = work / "frontend.log"
     started = time.monotonic()

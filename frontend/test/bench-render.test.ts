@@ -9,8 +9,8 @@ import { existsSync } from "node:fs";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { domCounts } from "../scripts/bench-render-browser.mjs";
-import { CHROMIUM, bundleBench, cpuTimes, openBenchPage } from "../scripts/bench-render-chromium.mjs";
+import { RUN_ORDER as BROWSER_RUN_ORDER, chipSemantics, domCounts } from "../scripts/bench-render-browser.mjs";
+import { CHROMIUM, RUN_ORDER, bundleBench, cpuTimes, openBenchPage } from "../scripts/bench-render-chromium.mjs";
 import { captureDom, domVariants } from "../scripts/bench-render-dom.mjs";
 
 type Opened = Awaited<ReturnType<typeof openBenchPage>>;
@@ -43,6 +43,21 @@ describe("the Chromium render bench", () => {
     expect(inJsdom.plain.chips).toBe(0);
     expect(inJsdom.full.elements).toBeGreaterThan(inJsdom.noPanel.elements);
     expect(inJsdom.noPanel.elements).toBeGreaterThan(inJsdom.plain.elements);
+    expect(inJsdom.glue.chips).toBe(16);
+    expect(inJsdom.floor.chips).toBe(0); // the floor's buttons carry no package class
+  });
+
+  it("gives the semantic floor exactly the chips' names, states and descriptions", () => {
+    const semantics = chipSemantics(SMALL);
+    expect(semantics.full).toHaveLength(16);
+    expect(new Set(semantics.full.map(([name]) => name)).size).toBeGreaterThan(5);
+    for (const [name, expanded, description] of semantics.full) {
+      expect(name).toMatch(/^Source \d+: Handbook \d+, section \d+$/);
+      expect(expanded).toBe("false");
+      expect(description).toMatch(/^lightrag/);
+    }
+    expect(semantics.floor).toEqual(semantics.full);
+    expect(semantics.glue).toEqual(semantics.full);
   });
 
   it("runs the timed loop: every variant measured, plain twice per run", async () => {
@@ -54,10 +69,12 @@ describe("the Chromium render bench", () => {
     expect(messages).toBe(SMALL.turns * 5);
     expect(times.full).toHaveLength(2);
     expect(times.noPanel).toHaveLength(2);
+    expect(times.glue).toHaveLength(2);
+    expect(times.floor).toHaveLength(4);
     expect(times.plain).toHaveLength(4);
     expect(gc).toBe(true);
     const counts = domCounts(SMALL);
-    for (const variant of ["full", "noPanel", "plain"] as const) {
+    for (const variant of ["full", "noPanel", "glue", "floor", "plain"] as const) {
       const { chips: _chips, ...size } = counts[variant];
       expect(dom[variant]).toEqual(size);
     }
@@ -65,12 +82,16 @@ describe("the Chromium render bench", () => {
 
   it("measures main-thread CPU time render by render: every variant, plain twice per run", async () => {
     const cpu = await cpuTimes(opened!.page, { ...SMALL, runs: 2 });
+    expect(RUN_ORDER).toEqual(BROWSER_RUN_ORDER);
     expect(cpu.times.full).toHaveLength(2);
     expect(cpu.times.noPanel).toHaveLength(2);
+    expect(cpu.times.glue).toHaveLength(2);
+    expect(cpu.times.floor).toHaveLength(4);
     expect(cpu.times.plain).toHaveLength(4);
     for (const values of Object.values(cpu.times)) for (const value of values) expect(value).toBeGreaterThan(0);
+    for (const ratio of Object.values(cpu.toFloor)) expect(ratio).toBeGreaterThan(0);
     // A render is a task; its style + layout is part of it.
-    for (const variant of ["full", "noPanel", "plain"] as const) {
+    for (const variant of ["full", "noPanel", "glue", "floor", "plain"] as const) {
       expect(cpu.layout[variant]).toBeLessThanOrEqual(cpu.medians[variant] + 1e-6);
     }
   });

@@ -179,10 +179,15 @@ def test_a_standalone_chip_takes_page_values_and_forced_themes(browser: object) 
     assert _styles(browser, on_root, ".dk-chip")["bg"] == PAGE_CHIP_BG
     forced = f'<div data-dk-theme="dark">{STANDALONE}</div>'
     assert _styles(browser, forced, ".dk-chip")["bg"] == DARK_CHIP_BG
-    # On its own a piece follows the page's color-scheme (next-themes sets it on <html>).
-    dark_page = f'<div style="color-scheme: dark">{STANDALONE}</div>'
-    assert _styles(browser, dark_page, ".dk-chip")["bg"] == DARK_CHIP_BG
-    assert _alpha(_styles(browser, dark_page, ".dk-preview")["bg"]) == 1.0
+    assert _styles(browser, STANDALONE, ".dk-chip", scheme="dark")["bg"] == DARK_CHIP_BG
+    # The `dark` / `light` class of Tailwind, shadcn/ui and next-themes on an ancestor.
+    dark_class = f'<div class="dark">{STANDALONE}</div>'
+    assert _styles(browser, dark_class, ".dk-chip")["bg"] == DARK_CHIP_BG
+    assert _alpha(_styles(browser, dark_class, ".dk-preview")["bg"]) == 1.0
+    light_class = f'<div class="light">{STANDALONE}</div>'
+    assert _styles(browser, light_class, ".dk-chip", scheme="dark")["bg"] == LIGHT_CHIP_BG
+    forced_over_class = f'<div class="dark"><div data-dk-theme="light">{STANDALONE}</div></div>'
+    assert _styles(browser, forced_over_class, ".dk-chip")["bg"] == LIGHT_CHIP_BG
 
 
 README = ROOT / "README.md"

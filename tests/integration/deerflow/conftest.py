@@ -18,7 +18,7 @@ from tests.integration.deerflow import deerflow_env, frontend_env, stack
 from tests.integration.deerflow.deerflow_config import DeerFlowConfig
 from tests.integration.deerflow.frontend_env import FrontendBuild
 from tests.integration.deerflow.gap_index import GapIndex
-from tests.integration.deerflow.gateway import Gateway, free_port, start_gateway
+from tests.integration.deerflow.gateway import Gateway, start_gateway
 from tests.integration.deerflow.stub_model import StubModel
 
 
@@ -140,13 +140,7 @@ def built_index(
 def gateway_port() -> int:
     """The gateway's port, chosen before anything starts: DeerFlow's frontend is built for one
     gateway address, so the port a cached frontend build was made for is reused when free."""
-    snapshot = frontend_env.frontend_snapshot()
-    cached = snapshot and frontend_env.cached_gateway_url(snapshot, frontend_env.PATCHED)
-    if cached:
-        port = int(cached.rsplit(":", 1)[1])
-        if frontend_env.port_is_free(port):
-            return port
-    return free_port()
+    return frontend_env.gateway_port_for(frontend_env.frontend_snapshot(), frontend_env.PATCHED)
 
 
 @pytest.fixture(scope="session")

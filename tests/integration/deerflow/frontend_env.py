@@ -148,6 +148,18 @@ def cached_gateway_url(snapshot: Path, variant: str) -> str | None:
     return url if isinstance(url, str) else None
 
 
+def gateway_port_for(snapshot: Path | None, *variants: str) -> int:
+    """A port for the gateway: the one the first cached build of ``variants`` was built for,
+    when that port is free (so the build is reused), else a free one."""
+    for variant in variants:
+        cached = snapshot and cached_gateway_url(snapshot, variant)
+        if cached:
+            port = int(cached.rsplit(":", 1)[1])
+            if port_is_free(port):
+                return port
+    return free_port()
+
+
 def build_env(gateway_url: str, **extra: str) -> dict[str, str]:
     """What DeerFlow's ``playwright.real-backend.config.ts`` sets for ``pnpm build && pnpm start``."""
     return deerflow_env.clean_env(

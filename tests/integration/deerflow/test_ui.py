@@ -101,6 +101,8 @@ def asked(session: Session, scripted: StubModel, gateway: Gateway) -> dict[str, 
     composer.fill(QUESTION)
     composer.press("Enter")
     page.locator("button.dk-chip").first.wait_for(timeout=UI_TIMEOUT_MS)
+    # The last link of the answer drawn too (still the live page: nothing reloaded it).
+    page.get_by_text(WEB_LABEL).first.wait_for(timeout=UI_TIMEOUT_MS)
     streamed = answer_view(page)
     page.wait_for_url(re.compile(r"/workspace/chats/[0-9a-f-]{36}"), timeout=UI_TIMEOUT_MS)
     thread_id = page.url.rstrip("/").rsplit("/", 1)[1].split("?")[0]
