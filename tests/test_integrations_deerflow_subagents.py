@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -385,3 +386,30 @@ def test_property_forwarded_is_cited_and_verifiably_retrieved(
     thread = thread_messages({"messages": [*_lead_state(message)["messages"], answer]})
     verified = [a.source_id for a in audit_thread(thread) if a.status == "verified"]
     assert set(verified) == {s.id for s in expected}
+
+
+class _Counted(Sequence[Any]):
+    """A message list that counts the items read from it."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+        self.reads = 0
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: Any) -> Any:
+        self.reads += 1
+        return self.items[index]
+
+
+def test_a_step_costs_the_step_not_the_history() -> None:
+    relay = EvidenceRelay()
+    _child_calls(relay, "t", _search([_source(1)]))
+    history: list[Any] = []
+    for n in range(50_000):
+        history += [HumanMessage(f"q{n}", id=f"h{n}"), AIMessage(f"a{n}", id=f"a{n}")]
+    state = _lead_state(_task_message("t", citation_link(_source(1))))
+    messages = _Counted(history + state["messages"])
+    assert _lead(relay, {"messages": messages}) is not None
+    assert messages.reads <= 4  # the task message, the AI message before it (and nothing else)
