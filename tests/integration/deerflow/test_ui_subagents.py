@@ -16,6 +16,7 @@ import pytest
 
 from deerflow.knowledge import find_citations
 from tests.integration.deerflow.browser import PageLog, chromium
+from tests.integration.deerflow.deerflow_config import THINKING_MODEL_NAME
 from tests.integration.deerflow.evidence import state_messages
 from tests.integration.deerflow.gateway import Gateway
 from tests.integration.deerflow.runs import state
@@ -27,8 +28,9 @@ pytest.importorskip("playwright.sync_api")
 
 QUESTION = f"DELEGATE-CITED {QUERY}"
 ANSWER_START = "Per the subagent's research"
-#: DeerFlow's UI keeps its mode in localStorage; Ultra is the mode that enables subagents.
-ULTRA = json.dumps({"context": {"mode": "ultra"}})
+#: DeerFlow's UI keeps its model and mode in localStorage; Ultra is the mode that enables
+#: subagents, offered for a model that supports thinking.
+ULTRA = json.dumps({"context": {"model_name": THINKING_MODEL_NAME, "mode": "ultra"}})
 
 
 @pytest.fixture(scope="module")
