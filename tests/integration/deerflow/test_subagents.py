@@ -65,6 +65,7 @@ SCRIPTS = (
     Script("DELEGATE-CITED", _lead_answer, _delegate("CHILD-CITES-TWO")),
     Script("DELEGATE-NOSEARCH", _lead_answer, _delegate("CHILD-NEVER-SEARCHES")),
     Script("DELEGATE-INVENT", _lead_answer, _delegate("CHILD-INVENTS")),
+    Script("DELEGATE-UNKNOWN", _lead_answer, _delegate("CHILD-CITES-TWO", "no-such-agent")),
     # The subagents.
     Script(
         "CHILD-CITES-TWO",
@@ -179,10 +180,15 @@ def test_the_live_stream_carries_the_forwarded_message(cited: Delegated) -> None
 
 
 def test_the_lead_model_saw_the_evidence(cited: Delegated, scripted: StubModel) -> None:
+    leads = [
+        body["messages"]
+        for body in scripted.requests
+        if any("DELEGATE-CITED" in str(m.get("content")) for m in body.get("messages") or [])
+    ]
     seen = [
         str(m.get("content"))
-        for body in scripted.requests
-        for m in body.get("messages") or []
+        for messages in leads
+        for m in messages
         if m.get("role") == "tool" and str(m.get("content")).startswith("Task Succeeded")
     ]
     assert seen and all(APPENDIX_HEADER in text for text in seen)
@@ -205,3 +211,12 @@ def test_a_report_citing_ids_never_retrieved_forwards_nothing(
     assert run.records() == 0
     assert not re.search(re.escape(INVENTED.id), str(run.task_message["content"]))
     assert "verified" not in audit(run.messages)
+
+
+def test_a_failed_delegation_keeps_deerflows_message(gateway: Gateway, scripted: StubModel) -> None:
+    """DeerFlow refuses an unknown subagent type before any child runs: its own failed message."""
+    run = _ask(gateway, f"DELEGATE-UNKNOWN {QUERY}")
+    message = run.task_message
+    assert message["additional_kwargs"]["subagent_status"] == "failed"
+    assert "Unknown subagent type 'no-such-agent'" in str(message["content"])
+    assert message.get("artifact") is None and APPENDIX_HEADER not in str(message["content"])
