@@ -96,6 +96,7 @@ bench: bootstrap
 	$(UV) run python -m benchmarks.bench_memory
 	$(UV) run python -m benchmarks.bench_pg
 	$(UV) run python -m benchmarks.bench_peer
+	$(UV) run python -m benchmarks.bench_deerflow_ui
 	npm run bench
 
 vectors: python-deps

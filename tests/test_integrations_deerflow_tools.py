@@ -318,13 +318,22 @@ def test_check_entry_names_every_setting() -> None:
 
 def test_extension_registers_a_startup_check() -> None:
     services: list[Any] = []
+    contributors: list[tuple[str, Any]] = []
 
     class Registry:
         def service(self, service: Any) -> None:
             services.append(service)
 
+        def middlewares(self, contributor: Any) -> None:
+            contributors.append(("middlewares", contributor))
+
+        def task_lifecycle(self, contributor: Any) -> None:
+            contributors.append(("task_lifecycle", contributor))
+
     extension.install(Registry(), {})
     assert len(services) == 1 and extension.install.__deerflow_api__ == "0.1"  # type: ignore[attr-defined]
+    assert [kind for kind, _ in contributors] == ["middlewares", "task_lifecycle"]
+    assert contributors[0][1] is contributors[1][1]  # one relay: the lead's stop drops its own
     config = AppConfig(
         [
             ToolConfig("kb", local.FLAVOR.use, index_path="x"),

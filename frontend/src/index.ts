@@ -69,6 +69,7 @@ export type {
   CitationSourceProps,
   HistorySourceProps,
   InertCitationProps,
+  KnowledgeHref,
   KnowledgeLabels,
   KnowledgeLinkFallbackProps,
   KnowledgeLinkProps,

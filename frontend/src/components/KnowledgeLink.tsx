@@ -23,14 +23,18 @@ import { ordinaryLink } from "./ordinaryLink.js";
 
 const KNOWLEDGE_PREFIXES = ["#knowledge-", `#${USER_CONTENT_PREFIX}knowledge-`] as const;
 
+/** A href in the knowledge handle namespace (what {@link isKnowledgeHref} accepts). */
+export type KnowledgeHref = `#knowledge-${string}` | `#user-content-knowledge-${string}`;
+
 /**
  * True when `href` is in the knowledge handle namespace (`#knowledge-…`, or the
  * `#user-content-knowledge-…` form a sanitizer rewrites it to): such a link is a chip, an inert
  * label or — rarely, a `#knowledge-…` anchor with an ordinary label — the host's own link.
  * Any other href is never a knowledge citation, so a host may branch on this before its own
- * citation logic.
+ * citation logic. The guard names that namespace, not `string`, so a false answer leaves a host's
+ * `href: string | undefined` as it was (TypeScript narrows what follows `if (…) return`).
  */
-export function isKnowledgeHref(href: unknown): href is string {
+export function isKnowledgeHref(href: unknown): href is KnowledgeHref {
   return typeof href === "string" && KNOWLEDGE_PREFIXES.some((prefix) => href.startsWith(prefix));
 }
 

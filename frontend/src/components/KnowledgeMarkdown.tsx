@@ -306,7 +306,8 @@ function parseMessage(processor: Processor, markdown: string, literal: readonly 
   return { hast, ...(file.data.knowledgeCitations ?? NO_CITATIONS) };
 }
 
-const MarkdownBody = memo(function MarkdownBody({
+// Pure (as PanelBody in SourcesPanel.tsx): a host using only the glue drops the parser pipeline.
+const MarkdownBody = /* @__PURE__ */ memo(function MarkdownBody({
   markdown,
   lookup,
   streaming,

@@ -56,7 +56,9 @@ interface PanelBodyProps {
   readonly labels: Partial<KnowledgeLabels> | undefined;
 }
 
-const PanelBody = memo(function PanelBody({
+// Pure: a host that renders only KnowledgeSourcesPanel (a host's own renderer found the
+// citations) drops this and the Markdown scanner it needs from its bundle.
+const PanelBody = /* @__PURE__ */ memo(function PanelBody({
   markdown,
   lookup,
   defaultOpen,

@@ -7,7 +7,7 @@ export type { KnowledgeMarkdownProps } from "./KnowledgeMarkdown.js";
 export { CitationChip, InertCitation, SourceDetails, WebCitation } from "./CitationChip.js";
 export type { CitationChipProps, InertCitationProps, WebCitationProps } from "./CitationChip.js";
 export { KnowledgeLink, isKnowledgeHref } from "./KnowledgeLink.js";
-export type { KnowledgeLinkFallbackProps, KnowledgeLinkProps } from "./KnowledgeLink.js";
+export type { KnowledgeHref, KnowledgeLinkFallbackProps, KnowledgeLinkProps } from "./KnowledgeLink.js";
 export { KnowledgeMessage, KnowledgeSources, useKnowledgeSources } from "./KnowledgeSources.js";
 export type { KnowledgeMessageProps, KnowledgeSourcesProps, KnowledgeSourcesValue } from "./KnowledgeSources.js";
 export { MessageBoundary } from "./MessageBoundary.js";

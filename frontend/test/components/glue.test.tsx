@@ -324,4 +324,17 @@ describe("isKnowledgeHref", () => {
     expect(isKnowledgeHref("https://example.com/#knowledge-source-x")).toBe(false);
     expect(isKnowledgeHref(undefined)).toBe(false);
   });
+
+  it("leaves a host's href a string when it answers false (a type check: tsc fails otherwise)", () => {
+    // DeerFlow's `a` override, shortened: after `if (isKnowledgeHref(href)) return …`, its own
+    // `/mnt/` branch still reads `href` as a string. A `href is string` guard narrowed it to
+    // `undefined` there, and DeerFlow's `next build` failed on `href?.startsWith`.
+    function hostLink(href: string | undefined): string {
+      if (isKnowledgeHref(href)) return `knowledge ${href.slice(1)}`;
+      return href?.startsWith("/mnt/") ? "artifact" : "other";
+    }
+    expect(hostLink("/mnt/user-data/outputs/report.md")).toBe("artifact");
+    expect(hostLink(`#knowledge-source-${a.id}`)).toBe(`knowledge knowledge-source-${a.id}`);
+    expect(hostLink(undefined)).toBe("other");
+  });
 });

@@ -9,43 +9,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.integration.deerflow import deerflow_env
+from tests.integration.deerflow import deerflow_env, frontend_env, stack
 from tests.integration.deerflow.deerflow_config import DeerFlowConfig
+from tests.integration.deerflow.frontend_env import FrontendBuild
 from tests.integration.deerflow.gap_index import GapIndex
 from tests.integration.deerflow.gateway import Gateway, start_gateway
 from tests.integration.deerflow.stub_model import StubModel
-
-REPO = Path(__file__).resolve().parents[3]
-MAX_INDEX_GAPS = 5
-DOCS = {
-    "harbour-tides.md": (
-        "# Harbour tides\n\n"
-        + "\n\n".join(
-            f"The harbour of Velmont sees tide cycle {n}: the high water arrives {n * 7} minutes after "
-            f"the lighthouse bell, and the pilots record the depth of channel {n} in the tide ledger."
-            for n in range(1, 9)
-        )
-    ),
-    "lighthouse-keepers.md": (
-        "# Lighthouse keepers\n\n"
-        + "\n\n".join(
-            f"Keeper {n} of the Velmont lighthouse trims the lamp at dusk, logs the harbour tide and "
-            f"rings the bell {n} times when fog rolls over the channel and the pilots wait."
-            for n in range(1, 9)
-        )
-    ),
-    "pilot-handbook.txt": "\n\n".join(
-        f"Pilot rule {n}: never enter the Velmont channel against the tide; wait for the bell, "
-        f"read the tide ledger and keep {n} cables from the breakwater."
-        for n in range(1, 9)
-    ),
-}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -96,20 +70,7 @@ def deerflow_python(deerflow_root: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def package_source(work: Path) -> Path:
-    """This repository as an unpacked sdist: a source tree without symlinks or node_modules,
-    carrying the built chat page (what DeerFlow's extension manager snapshots)."""
-    dist = work / "dist"
-    deerflow_env.run(
-        [deerflow_env.uv_binary(), "build", "--sdist", "--out-dir", str(dist)],
-        REPO,
-        deerflow_env.clean_env(),
-        work / "setup.log",
-    )
-    (sdist,) = dist.glob("*.tar.gz")
-    with tarfile.open(sdist) as archive:
-        archive.extractall(work / "sdist", filter="data")
-    (source,) = (work / "sdist").iterdir()
-    return source
+    return stack.package_source(work)
 
 
 @pytest.fixture(scope="session")
@@ -122,10 +83,7 @@ def stub_model() -> Iterator[StubModel]:
 @pytest.fixture(scope="session")
 def knowledge_index(work: Path) -> Path:
     """Built after the install, with the package's own command in DeerFlow's venv."""
-    docs = work / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text + "\n", encoding="utf-8")
+    stack.write_docs(work)
     return work / "index.sqlite"
 
 
@@ -143,17 +101,7 @@ def deerflow_config(work: Path, stub_model: StubModel, knowledge_index: Path) ->
 
 @pytest.fixture(scope="session")
 def deerflow_env_vars(deerflow_root: Path, deerflow_config: DeerFlowConfig) -> dict[str, str]:
-    """What DeerFlow's Makefile and docs set: its project root, config path and home."""
-    deerflow_config.home.mkdir(parents=True, exist_ok=True)
-    return deerflow_env.clean_env(
-        DEER_FLOW_PROJECT_ROOT=str(deerflow_root),
-        DEER_FLOW_CONFIG_PATH=str(deerflow_config.path),
-        DEER_FLOW_HOME=str(deerflow_config.home),
-        DEER_FLOW_AUTH_DISABLED="1",
-        PYTHONIOENCODING="utf-8",
-        PYTHONUTF8="1",
-        OPENAI_API_KEY="stub-key",
-    )
+    return stack.env_vars(deerflow_root, deerflow_config)
 
 
 @pytest.fixture(scope="session")
@@ -165,42 +113,13 @@ def installed(
     work: Path,
     request: pytest.FixtureRequest,
 ) -> subprocess.CompletedProcess[str]:
-    """``uv run deerflow extensions install <unpacked sdist> --yes`` in DeerFlow's backend: the
-    route that DeerFlow's own `uv sync --locked` keeps (it records the package in DeerFlow's
-    pyproject `extensions` group and uv.lock, and enables it in config.yaml's `plugins:`)."""
-    backend = deerflow_root / "backend"
-    command = [
-        deerflow_env.uv_binary(),
-        "run",
-        "--locked",
-        "deerflow",
-        "extensions",
-        "install",
-        str(package_source),
-        "--yes",
-    ]
-    gaps = GapIndex(backend / "uv.lock")
+    """The package installed with DeerFlow's extension manager (see stack.install)."""
+    gaps = GapIndex(deerflow_root / "backend" / "uv.lock")
     request.addfinalizer(gaps.close)
-    for _attempt in range(MAX_INDEX_GAPS + 1):
-        completed = subprocess.run(
-            command,
-            cwd=backend,
-            env=deerflow_env_vars,
-            capture_output=True,
-            text=True,
-            timeout=deerflow_env.SYNC_TIMEOUT_SECONDS,
-        )
-        output = completed.stdout + completed.stderr
-        with (work / "install.log").open("a") as log:
-            log.write(output)
-        missing = deerflow_env.missing_from_index(output) if completed.returncode else None
-        if missing is None or not gaps.add(missing):
-            break
-        # The manager's `uv add` re-resolves DeerFlow's whole lock: a package this machine's
-        # index lacks is served from DeerFlow's own locked URLs (for the later syncs too).
-        deerflow_env_vars["UV_INDEX"] = f"deerflow-lock-gaps={gaps.url}"
-    if completed.returncode != 0:
-        pytest.fail("`deerflow extensions install` failed:\n" + output[-4000:])
+    try:
+        completed = stack.install(deerflow_root, package_source, deerflow_env_vars, work, gaps)
+    except stack.InstallError as exc:
+        pytest.fail(str(exc))
     if gaps.served:
         print(f"\nthe package index lacked {sorted(gaps.served)}: served from DeerFlow's uv.lock")
     return completed
@@ -214,15 +133,14 @@ def built_index(
     work: Path,
     deerflow_env_vars: dict[str, str],
 ) -> Path:
-    command = deerflow_root / "backend" / ".venv" / "bin" / "deerflow-knowledge"
-    deerflow_env.run(
-        [str(command), "index", str(work / "docs"), "--index", str(knowledge_index)],
-        work,
-        deerflow_env_vars,
-        work / "setup.log",
-        timeout=300,
-    )
-    return knowledge_index
+    return stack.build_index(deerflow_root, work / "docs", knowledge_index, deerflow_env_vars, work)
+
+
+@pytest.fixture(scope="session")
+def gateway_port() -> int:
+    """The gateway's port, chosen before anything starts: DeerFlow's frontend is built for one
+    gateway address, so the port a cached frontend build was made for is reused when free."""
+    return frontend_env.gateway_port_for(frontend_env.frontend_snapshot(), frontend_env.PATCHED)
 
 
 @pytest.fixture(scope="session")
@@ -232,9 +150,60 @@ def gateway(
     deerflow_config: DeerFlowConfig,
     deerflow_env_vars: dict[str, str],
     work: Path,
+    gateway_port: int,
 ) -> Iterator[Gateway]:
-    with start_gateway(deerflow_root, deerflow_env_vars, work) as running:
+    with start_gateway(deerflow_root, deerflow_env_vars, work, gateway_port) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def frontend_snapshot_tarball() -> Path:
+    found = frontend_env.frontend_snapshot()
+    if found is None:
+        value = os.environ.get(frontend_env.FRONTEND_SNAPSHOT_ENV)
+        pytest.skip(
+            frontend_env.SKIP_HINT
+            if not value
+            else f"{frontend_env.FRONTEND_SNAPSHOT_ENV}={value} is not a file; {frontend_env.SKIP_HINT}"
+        )
+    return found
+
+
+@pytest.fixture(scope="session")
+def package_tarball(work: Path) -> Path:
+    """The npm package as `npm pack` makes it (what the README installs in DeerFlow)."""
+    return frontend_env.pack_package(work / "npm", work / "frontend.log")
+
+
+@pytest.fixture(scope="session")
+def deerflow_ui(
+    frontend_snapshot_tarball: Path,
+    snapshot_tarball: Path,
+    package_tarball: Path,
+    gateway_port: int,
+    work: Path,
+) -> FrontendBuild:
+    """DeerFlow's frontend with the package added and the patch applied, built for the suite's
+    gateway (once per run: reused from ``build/`` while its inputs are unchanged)."""
+    built = frontend_env.prepare(
+        frontend_snapshot_tarball,
+        frontend_env.PATCHED,
+        f"http://127.0.0.1:{gateway_port}",
+        work / "frontend.log",
+        package_tarball=package_tarball,
+    )
+    steps = ", ".join(f"{name} {value:.0f} s" for name, value in built.seconds.items())
+    total = sum(built.seconds.values())
+    state = "reused from an earlier run" if built.cached else "built now"
+    print(f"\nDeerFlow's frontend ({state}): {steps}; {total:.0f} s in all")
+    return built
+
+
+@pytest.fixture(scope="session")
+def deerflow_ui_url(deerflow_ui: FrontendBuild, gateway: Gateway, work: Path) -> Iterator[str]:
+    """``next start`` of the patched frontend, proxying to the running gateway."""
+    with frontend_env.next_start(deerflow_ui, work / "next-start.log") as base:
+        yield base
 
 
 @pytest.fixture()

@@ -18,6 +18,7 @@ import yaml
 from tests.integration.deerflow.stub_model import MODEL_NAME
 
 TOOL_NAME = "knowledge_search"
+THINKING_MODEL_NAME = f"{MODEL_NAME}-thinking"
 LOCAL_TOOL = "deerflow.knowledge.integrations.deerflow.local:knowledge_search_tool"
 TOP_K = 8
 
@@ -45,17 +46,15 @@ class DeerFlowConfig:
             "config_version": 34,
             "log_level": "info",
             "models": [
-                {
-                    "name": MODEL_NAME,
-                    "display_name": "Scripted stub",
-                    "use": "langchain_openai:ChatOpenAI",
-                    "model": MODEL_NAME,
-                    "base_url": self.model_base_url,
-                    "api_key": "$OPENAI_API_KEY",
-                    "max_retries": 0,
-                    "request_timeout": 60.0,
-                    "context_window": 128000,
-                }
+                _model(MODEL_NAME, "Scripted stub", self.model_base_url),
+                # DeerFlow's UI offers its Ultra mode (subagents) only for a model that supports
+                # thinking: the same scripted model under a second name.
+                _model(
+                    THINKING_MODEL_NAME,
+                    "Scripted stub (thinking)",
+                    self.model_base_url,
+                    supports_thinking=True,
+                ),
             ],
             "tool_groups": [{"name": "knowledge"}, {"name": "file:read"}],
             "tools": [
@@ -95,3 +94,18 @@ class DeerFlowConfig:
         temporary = self.path.with_suffix(".tmp")
         temporary.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
         os.replace(temporary, self.path)
+
+
+def _model(name: str, display_name: str, base_url: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "display_name": display_name,
+        "use": "langchain_openai:ChatOpenAI",
+        "model": MODEL_NAME,
+        "base_url": base_url,
+        "api_key": "$OPENAI_API_KEY",
+        "max_retries": 0,
+        "request_timeout": 60.0,
+        "context_window": 128000,
+        **extra,
+    }

@@ -124,14 +124,18 @@ def importable(python: Path, module: str, env: dict[str, str], cwd: Path) -> boo
 
 
 @contextmanager
-def start_gateway(root: Path, env: dict[str, str], work: Path) -> Iterator[Gateway]:
+def start_gateway(
+    root: Path, env: dict[str, str], work: Path, port: int | None = None
+) -> Iterator[Gateway]:
+    """The gateway on ``port`` (a free one when None: DeerFlow's frontend fixes the address it
+    proxies to when it is built, so the suite picks the port first)."""
     backend = root / "backend"
     python = backend / ".venv" / "bin" / "python"
     env = {**env, "PYTHONPATH": str(backend)}
     app = os.environ.get(APP_ENV) or (
         WRAPPED_APP if importable(python, WRAPPED_APP.split(":")[0], env, backend) else DEERFLOW_APP
     )
-    port = free_port()
+    port = port or free_port()
     log = work / f"gateway-{port}.log"
     with log.open("wb") as stream:
         process = subprocess.Popen(

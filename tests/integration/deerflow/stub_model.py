@@ -10,6 +10,10 @@ extra model calls cannot shift it:
 * otherwise -> a ``knowledge_search`` tool call whose query is the last user message's text, or,
   when that text says ``please run ls /mnt/…``, a call of DeerFlow's own ``ls`` tool.
 
+A test may add a :class:`Script` for a question of its own (``StubModel.scripts``): when the
+last user message contains its trigger, the script picks the tool call and writes the answer from
+the tool's text. Scripts never change the default for other questions.
+
 Both ``stream: true`` (SSE chunks, then ``[DONE]``) and plain JSON replies are served. Every
 request body is kept in :attr:`StubModel.requests` so tests can check what the model saw.
 """
@@ -21,6 +25,8 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -40,23 +46,48 @@ def _text(content: Any) -> str:
     return ""
 
 
-def reply_for(messages: list[dict[str, Any]], call_ids: itertools.count) -> dict[str, Any]:
+def _default_answer(tool_text: str) -> str:
+    found = CITATION_LINK.search(tool_text)
+    return f"According to the knowledge base {found.group(0)}." if found else NO_LINK_ANSWER
+
+
+def _default_call(question: str) -> tuple[str, dict[str, Any]]:
+    listed = LS_REQUEST.search(question)
+    if listed:  # one of DeerFlow's own tools, to check it keeps DeerFlow's behaviour
+        return "ls", {"description": "list the folder", "path": listed.group(1)}
+    return "knowledge_search", {"query": question}
+
+
+@dataclass(frozen=True)
+class Script:
+    """One scripted question: ``call(question)`` is the first turn's tool call (name, arguments),
+    or None to answer at once; ``answer(tool_text)`` the final answer, from the text of the last
+    tool message ("" when no tool ran)."""
+
+    trigger: str
+    answer: Callable[[str], str]
+    call: Callable[[str], tuple[str, dict[str, Any]] | None] = _default_call
+
+
+def reply_for(
+    messages: list[dict[str, Any]], call_ids: itertools.count, scripts: tuple[Script, ...] = ()
+) -> dict[str, Any]:
     """The assistant message the script answers ``messages`` with."""
     roles = [m.get("role") for m in messages]
     last_tool = max((i for i, r in enumerate(roles) if r == "tool"), default=-1)
     last_answer = max((i for i, r in enumerate(roles) if r == "assistant"), default=-1)
-    if last_tool > last_answer:
-        found = CITATION_LINK.search(_text(messages[last_tool].get("content")))
-        answer = f"According to the knowledge base {found.group(0)}." if found else NO_LINK_ANSWER
-        return {"role": "assistant", "content": answer}
-    query = next(
+    question = next(
         (_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "?"
     )
-    listed = LS_REQUEST.search(query)
-    if listed:  # one of DeerFlow's own tools, to check it keeps DeerFlow's behaviour
-        name, arguments = "ls", {"description": "list the folder", "path": listed.group(1)}
-    else:
-        name, arguments = "knowledge_search", {"query": query}
+    script = next((s for s in scripts if s.trigger in question), None)
+    if last_tool > last_answer:
+        write = script.answer if script else _default_answer
+        return {"role": "assistant", "content": write(_text(messages[last_tool].get("content")))}
+    chosen = (script.call if script else _default_call)(question)
+    if chosen is None:
+        assert script is not None
+        return {"role": "assistant", "content": script.answer("")}
+    name, arguments = chosen
     return {
         "role": "assistant",
         "content": "",
@@ -75,6 +106,7 @@ class StubModel:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.scripts: tuple[Script, ...] = ()
         self._lock = threading.Lock()
         self._call_ids = itertools.count(1)
         stub = self
@@ -105,7 +137,7 @@ class StubModel:
                     return
                 with stub._lock:
                     stub.requests.append(body)
-                    message = reply_for(body.get("messages") or [], stub._call_ids)
+                    message = reply_for(body.get("messages") or [], stub._call_ids, stub.scripts)
                 if body.get("stream"):
                     self._stream(body, message)
                 else:

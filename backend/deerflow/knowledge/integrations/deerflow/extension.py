@@ -5,7 +5,9 @@ one install route that survives DeerFlow's own ``uv sync --locked`` — and requ
 entry point in that group. The tools themselves are not contributed here (DeerFlow loads tools
 from ``config.yaml``'s ``tools:`` list); :func:`install` registers one gateway service that
 checks every ``knowledge_search`` entry pointing at this package when the gateway starts, so a
-misspelt key or an unusable budget is reported in the gateway's log before the first question.
+misspelt key or an unusable budget is reported in the gateway's log before the first question,
+and the middlewares of ``subagents`` that let DeerFlow's ``task`` forward the evidence its
+subagent cited.
 """
 
 from __future__ import annotations
@@ -75,8 +77,14 @@ class ConfigCheck:
 
 
 def install(registry: Any, config: Mapping[str, Any]) -> None:
-    """DeerFlow's ``install(registry, config)``: register the start-up check."""
+    """DeerFlow's ``install(registry, config)``: register the start-up check, and the middlewares
+    that carry a subagent's cited evidence through DeerFlow's ``task`` (see ``subagents``)."""
+    from deerflow.knowledge.integrations.deerflow.subagents import SubagentEvidence
+
     registry.service(ConfigCheck())
+    evidence = SubagentEvidence()
+    registry.middlewares(evidence)
+    registry.task_lifecycle(evidence)
 
 
 install.__deerflow_api__ = API_VERSION  # type: ignore[attr-defined]
