@@ -350,16 +350,20 @@ class RunManager:
                 if not ended:
                     await self._end(plan, record, stream, "interrupted", counted=False)
             finally:
-                self.tasks.pop(run_id, None)
-                for marks in (self._ending, self._begun):
-                    marks.discard(run_id)
-                self._stops.pop(run_id, None)
                 self._forget_old()
-                # Released only once no write of this run can land any more: a delete in
-                # another process waits for the release, then removes the checkpoints.
-                self._writes.close(run_id)
-                await self._writes.settled(thread_id)
-                await self.coordinator.release(run_id)
+                try:
+                    # Released only once no write of this run can land any more: a delete in
+                    # another process waits for the release, then removes the checkpoints.
+                    self._writes.close(run_id)
+                    await self._writes.settled(thread_id)
+                    await self.coordinator.release(run_id)
+                finally:
+                    # The run is this process's until it is released: a drain or a delete waits
+                    # for its task through the release, and a cancel meanwhile finds it ending.
+                    self.tasks.pop(run_id, None)
+                    for marks in (self._ending, self._begun):
+                        marks.discard(run_id)
+                    self._stops.pop(run_id, None)
 
     async def _end(
         self,
