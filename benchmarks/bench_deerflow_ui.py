@@ -164,11 +164,11 @@ def main() -> int:
                       f"(+{(a - b) / 1024:.1f} kB)")  # fmt: skip
             # Chunk names are content hashes (every one changes), so name only the chunks that
             # hold the package: those with its chip class.
-            ours = builds[frontend_env.PATCHED].frontend / ".next"
+            dot_next = builds[frontend_env.PATCHED].frontend / ".next"
             for path in after:
                 if (
                     path.endswith(".js")
-                    and b"dk-chip" in (ours / path.removeprefix("/_next/")).read_bytes()
+                    and b"dk-chip" in (dot_next / path.removeprefix("/_next/")).read_bytes()
                 ):
                     print(f"  the package's code is in {path} ({after[path] / 1024:.1f} kB gzip)")
             sides = {
