@@ -46,6 +46,10 @@ ROUNDS = 7
 TRIGGER = "Tide survey"
 GZIP_LEVEL = 9
 QUIET_MS = 1000
+#: DeerFlow's message list is virtual: it draws what fits. Chips and badges differ in height, so a
+#: normal window would draw a different number of messages in each build; a window this tall draws
+#: every message the first page of history loads, in both.
+VIEWPORT_HEIGHT = 30_000
 RENDER_TIMEOUT_MS = 120_000
 ASSET = re.compile(r"""(?:src|href)=["'](/_next/static/[^"'?]+\.(?:js|css))""")
 
@@ -92,7 +96,7 @@ def render_cpu(
     """Main-thread CPU seconds from opening the thread until ``expected`` elements match
     ``selector`` (at least) and the page has been quiet for QUIET_MS; and how many match then
     (DeerFlow's list is virtual: it draws the messages in view, not the whole thread)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": VIEWPORT_HEIGHT})
     try:
         page = context.new_page()
         cdp = context.new_cdp_session(page)
