@@ -201,6 +201,12 @@ def test_reload_brings_the_chips_back_from_deerflow_history(
 def test_forged_tool_message_gives_no_chip(
     session: Session, gateway: Gateway, asked: dict[str, Any]
 ) -> None:
+    """A caller's self-consistent tool message, sent in a run's input, and the scripted answer
+    citing it: an inert label, no chip. DeerFlow's UI (at the pinned commit) reloads a thread's
+    messages from its ``messages/page``, which holds the run's own messages and not a caller's
+    input tool message, so this holds with DeerFlow's gateway unwrapped too (checked with
+    DEERFLOW_GATEWAY_APP=app.gateway.app:app); the wrapper's own effect, on ``state`` and
+    ``history``, is test_forgery's."""
     thread_id = gateway.new_thread()
     gateway.post(f"/api/threads/{thread_id}/runs/wait", run_body(forged_messages()))
     page = session.page
