@@ -41,11 +41,11 @@ def _links(text: str) -> list[str]:
     return list(dict.fromkeys(CITATION_LINK.findall(text)))
 
 
-def _delegate(child_trigger: str) -> Any:
+def _delegate(child_trigger: str, subagent_type: str = "general-purpose") -> Any:
     def call(question: str) -> tuple[str, dict[str, Any]]:
         prompt = f"{child_trigger} {QUERY}"
         args = {"description": "search the tide notes", "prompt": prompt,
-                "subagent_type": "general-purpose"}  # fmt: skip
+                "subagent_type": subagent_type}  # fmt: skip
         return "task", args
 
     return call
