@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from deerflow.knowledge.server._schemas import (
+from deerflow.knowledge.server.api._schemas import (
     UNSTORABLE_NUL,
     HistoryRequest,
     RunCreate,

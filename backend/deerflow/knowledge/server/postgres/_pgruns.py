@@ -38,15 +38,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iter
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
 
-from deerflow.knowledge.server._coordination import Coordination, LostRun, SharedRun
-from deerflow.knowledge.server._streaming import (
+from deerflow.knowledge.server.engine._coordination import Coordination, LostRun, SharedRun
+from deerflow.knowledge.server.engine._streaming import (
     ALWAYS_SENT,
     Event,
     RunStream,
     event_mode,
     sse_frame,
 )
-from deerflow.knowledge.server._wire import dumps
+from deerflow.knowledge.server.wire._wire import dumps
 from deerflow.knowledge.server.errors import ThreadNotFound
 
 __all__ = [
@@ -635,7 +635,7 @@ async def open_pg_runs(url: str, **options: Any) -> AsyncIterator[PgRuns]:
 def pg_coordination(url: str) -> Callable[[Any], AbstractAsyncContextManager[Coordination]]:
     """The coordination of gateways sharing the PostgreSQL database at ``url``: :class:`PgRuns`
     and records searched in SQL (``pgthreads.PgRecords``, on the gateway's store there)."""
-    from deerflow.knowledge.server._pgthreads import PgRecords
+    from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 
     @asynccontextmanager
     async def opened(store: Any) -> AsyncIterator[Coordination]:

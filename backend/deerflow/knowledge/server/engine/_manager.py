@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from deerflow.knowledge.server._coordination import (
+from deerflow.knowledge.server.engine._coordination import (
     STALE_RUN_GRACE_SECONDS,
     LocalRuns,
     LostRun,
@@ -43,11 +43,11 @@ from deerflow.knowledge.server._coordination import (
     run_orphaned,
 )
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
-from deerflow.knowledge.server._records import ACTIVE_RUN_STATUSES, Records
-from deerflow.knowledge.server._runwrites import RunWrites
-from deerflow.knowledge.server._streaming import EventTranslator, RunStream
-from deerflow.knowledge.server._threadmeta import with_run_id
-from deerflow.knowledge.server._wire import ThreadMemos, WireEncoder, dumps, iso_now
+from deerflow.knowledge.server.engine._records import ACTIVE_RUN_STATUSES, Records
+from deerflow.knowledge.server.engine._runwrites import RunWrites
+from deerflow.knowledge.server.engine._streaming import EventTranslator, RunStream
+from deerflow.knowledge.server.engine._threadmeta import with_run_id
+from deerflow.knowledge.server.wire._wire import ThreadMemos, WireEncoder, dumps, iso_now
 from deerflow.knowledge.server.errors import ThreadBusy, ThreadNotFound
 
 __all__ = [

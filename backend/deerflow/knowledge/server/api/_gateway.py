@@ -15,9 +15,9 @@ from fastapi import Request
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from deerflow.knowledge.server._http import ApiError, strip
-from deerflow.knowledge.server._manager import RunManager
-from deerflow.knowledge.server._records import Records
+from deerflow.knowledge.server.api._http import ApiError, strip
+from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.engine._records import Records
 
 __all__ = [
     "GRAPH_ID",

@@ -33,8 +33,8 @@ from typing import Any, ClassVar, Final
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from deerflow.knowledge.server._http import error_body
-from deerflow.knowledge.server._wire import dumps
+from deerflow.knowledge.server.api._http import error_body
+from deerflow.knowledge.server.wire._wire import dumps
 
 __all__ = [
     "DEFAULT_DESCRIPTOR_LIMIT",

@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from deerflow.knowledge.server._http import error_body
-from deerflow.knowledge.server._wire import dumps
+from deerflow.knowledge.server.api._http import error_body
+from deerflow.knowledge.server.wire._wire import dumps
 
 __all__ = [
     "SAFE_METHODS",

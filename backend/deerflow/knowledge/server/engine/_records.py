@@ -20,8 +20,8 @@ from typing import Any, Final
 
 from langgraph.store.base import BaseStore
 
-from deerflow.knowledge.server._threadmeta import thread_with_state_time
-from deerflow.knowledge.server._wire import iso_now
+from deerflow.knowledge.server.engine._threadmeta import thread_with_state_time
+from deerflow.knowledge.server.wire._wire import iso_now
 
 __all__ = ["ACTIVE_RUN_STATUSES", "TERMINAL_RUN_STATUSES", "Records"]
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from deerflow.knowledge.server._gateway import GRAPH_ID, Gateway, assistant_uuid, gateway
-from deerflow.knowledge.server._http import ApiError, read_json, validate
-from deerflow.knowledge.server._schemas import AssistantSearch
-from deerflow.knowledge.server._wire import dumps
+from deerflow.knowledge.server.api._gateway import GRAPH_ID, Gateway, assistant_uuid, gateway
+from deerflow.knowledge.server.api._http import ApiError, read_json, validate
+from deerflow.knowledge.server.api._schemas import AssistantSearch
+from deerflow.knowledge.server.wire._wire import dumps
 
 __all__ = ["CREATED_AT", "router"]
 
@@ -110,7 +110,7 @@ async def edit_assistant(assistant_id: str | None = None) -> Response:
 
 @router.get("/info")
 async def info(gw: Gateway = Depends(gateway)) -> dict[str, Any]:
-    from deerflow.knowledge.server._gateway import MAX_INPUT_MESSAGES
+    from deerflow.knowledge.server.api._gateway import MAX_INPUT_MESSAGES
 
     return {
         "version": "deerflow-knowledge",

@@ -19,8 +19,8 @@ from typing import Any, Final
 import orjson
 from langgraph.store.base import BaseStore
 
-from deerflow.knowledge.server._records import Records
-from deerflow.knowledge.server._wire import iso_now
+from deerflow.knowledge.server.engine._records import Records
+from deerflow.knowledge.server.wire._wire import iso_now
 
 __all__ = ["THREADS_PREFIX", "PgRecords"]
 

@@ -22,44 +22,44 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
-from deerflow.knowledge.server._gateway import (
+from deerflow.knowledge.server.api._gateway import (
     GRAPH_ID,
     Gateway,
     gateway,
     parse_messages,
     trusted_values,
 )
-from deerflow.knowledge.server._http import ApiError, last_event_id, read_json, strip, validate
-from deerflow.knowledge.server._manager import RunPlan
-from deerflow.knowledge.server._records import TERMINAL_RUN_STATUSES
-from deerflow.knowledge.server._runcontext import (
+from deerflow.knowledge.server.api._http import ApiError, last_event_id, read_json, strip, validate
+from deerflow.knowledge.server.engine._manager import RunPlan
+from deerflow.knowledge.server.engine._records import TERMINAL_RUN_STATUSES
+from deerflow.knowledge.server.engine._runcontext import (
     CONTEXT_AND_CONFIGURABLE,
     ContextRefused,
     check_context,
     fit_context,
     mirrored_keys,
 )
-from deerflow.knowledge.server._schemas import (
+from deerflow.knowledge.server.api._schemas import (
     RunCreate,
     ThreadId,
     canonical_thread_id,
     unsupported_options,
 )
-from deerflow.knowledge.server._streaming import (
+from deerflow.knowledge.server.engine._streaming import (
     STREAM_MODES,
     Event,
     RunStream,
     sse_chunks,
     sse_frame,
 )
-from deerflow.knowledge.server._threadmeta import (
+from deerflow.knowledge.server.engine._threadmeta import (
     graph_metadata,
     new_thread_metadata,
     run_metadata,
     started_thread_metadata,
 )
-from deerflow.knowledge.server._threads import storable_values, subgraphs_refused
-from deerflow.knowledge.server._wire import WireEncoder, dumps
+from deerflow.knowledge.server.api._threads import storable_values, subgraphs_refused
+from deerflow.knowledge.server.wire._wire import WireEncoder, dumps
 
 __all__ = ["REMOTE_POLL_SECONDS", "router"]
 

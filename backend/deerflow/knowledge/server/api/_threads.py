@@ -14,9 +14,9 @@ from fastapi import APIRouter, Depends, Request, Response
 from langgraph.errors import InvalidUpdateError
 from langgraph.types import StateUpdate as GraphStateUpdate
 
-from deerflow.knowledge.server._gateway import Gateway, gateway, trusted_values
-from deerflow.knowledge.server._http import ApiError, read_json, validate
-from deerflow.knowledge.server._schemas import (
+from deerflow.knowledge.server.api._gateway import Gateway, gateway, trusted_values
+from deerflow.knowledge.server.api._http import ApiError, read_json, validate
+from deerflow.knowledge.server.api._schemas import (
     MAX_THREAD_METADATA_BYTES,
     CheckpointRequest,
     HistoryRequest,
@@ -29,8 +29,8 @@ from deerflow.knowledge.server._schemas import (
     metadata_bytes,
     nul_free_nodes,
 )
-from deerflow.knowledge.server._threadmeta import thread_with_state_time
-from deerflow.knowledge.server._wire import (
+from deerflow.knowledge.server.engine._threadmeta import thread_with_state_time
+from deerflow.knowledge.server.wire._wire import (
     WireEncoder,
     checkpoint_of,
     dumps,

@@ -27,16 +27,16 @@ from fastapi.staticfiles import StaticFiles
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
-from deerflow.knowledge.server import _assistants as assistants
-from deerflow.knowledge.server import _runs as runs
-from deerflow.knowledge.server import _threads as threads
-from deerflow.knowledge.server._coordination import Coordination, in_process_coordination
+from deerflow.knowledge.server.api import _assistants as assistants
+from deerflow.knowledge.server.api import _runs as runs
+from deerflow.knowledge.server.api import _threads as threads
+from deerflow.knowledge.server.engine._coordination import Coordination, in_process_coordination
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, bundled_page_dir
-from deerflow.knowledge.server._gateway import MAX_INPUT_MESSAGES, Gateway
-from deerflow.knowledge.server._http import MAX_REQUEST_BYTES, ApiError, api_error, error_body
-from deerflow.knowledge.server._manager import RunManager
-from deerflow.knowledge.server._origin import OriginGuard
-from deerflow.knowledge.server._wire import message_to_wire
+from deerflow.knowledge.server.api._gateway import MAX_INPUT_MESSAGES, Gateway
+from deerflow.knowledge.server.api._http import MAX_REQUEST_BYTES, ApiError, api_error, error_body
+from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.api._origin import OriginGuard
+from deerflow.knowledge.server.wire._wire import message_to_wire
 from deerflow.knowledge.server.errors import GatewayError
 
 __all__ = [
