@@ -11,14 +11,13 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from deerflow.knowledge.server.api._schemas import (
-    UNSTORABLE_NUL,
     HistoryRequest,
     RunCreate,
     ThreadCreate,
     ThreadPatch,
     ThreadSearch,
-    nul_free_nodes,
 )
+from deerflow.knowledge.server.engine._values import UNSTORABLE_NUL, nul_free_nodes
 
 
 @pytest.mark.parametrize(

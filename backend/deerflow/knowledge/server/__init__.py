@@ -14,10 +14,9 @@ import importlib
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from deerflow.knowledge.server.api._app import GatewayConfig, create_app
     from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, GatewayDefaults
+    from deerflow.knowledge.server.api._app import GatewayConfig, create_app
     from deerflow.knowledge.server.process._serve import MISSING_PAGE_HINT, serve
-    from deerflow.knowledge.server.wire._wire import message_to_wire
     from deerflow.knowledge.server.process._wiring import (
         CHECKPOINT_PAGE_BYTES,
         SYSTEM_PROMPT,
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
         open_checkpointer,
         open_store,
     )
+    from deerflow.knowledge.server.wire._wire import message_to_wire
 
 __all__ = [
     "CHECKPOINT_PAGE_BYTES",

@@ -27,17 +27,24 @@ from fastapi.staticfiles import StaticFiles
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
+from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, bundled_page_dir
 from deerflow.knowledge.server.api import _assistants as assistants
 from deerflow.knowledge.server.api import _runs as runs
 from deerflow.knowledge.server.api import _threads as threads
-from deerflow.knowledge.server.engine._coordination import Coordination, in_process_coordination
-from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, bundled_page_dir
-from deerflow.knowledge.server.api._gateway import MAX_INPUT_MESSAGES, Gateway
-from deerflow.knowledge.server.api._http import MAX_REQUEST_BYTES, ApiError, api_error, error_body
-from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.api._gateway import Gateway
+from deerflow.knowledge.server.api._http import (
+    MAX_REQUEST_BYTES,
+    ApiError,
+    api_error,
+    error_body,
+    refusal_error,
+)
 from deerflow.knowledge.server.api._origin import OriginGuard
-from deerflow.knowledge.server.wire._wire import message_to_wire
+from deerflow.knowledge.server.engine._coordination import Coordination, in_process_coordination
+from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.engine._values import MAX_INPUT_MESSAGES, RequestRefused
 from deerflow.knowledge.server.errors import GatewayError
+from deerflow.knowledge.server.wire._wire import message_to_wire
 
 __all__ = [
     "API_PREFIX",
@@ -149,6 +156,10 @@ def create_app(config: GatewayConfig) -> FastAPI:
     @app.exception_handler(GatewayError)
     async def refused(request: Request, exc: GatewayError) -> JSONResponse:
         return await http_error(request, api_error(exc))
+
+    @app.exception_handler(RequestRefused)
+    async def value_refused(request: Request, exc: RequestRefused) -> JSONResponse:
+        return await http_error(request, refusal_error(exc))
 
     @app.exception_handler(RequestValidationError)
     async def query_error(_: Request, exc: RequestValidationError) -> JSONResponse:

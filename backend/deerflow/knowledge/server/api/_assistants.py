@@ -110,7 +110,7 @@ async def edit_assistant(assistant_id: str | None = None) -> Response:
 
 @router.get("/info")
 async def info(gw: Gateway = Depends(gateway)) -> dict[str, Any]:
-    from deerflow.knowledge.server.api._gateway import MAX_INPUT_MESSAGES
+    from deerflow.knowledge.server.engine._values import MAX_INPUT_MESSAGES
 
     return {
         "version": "deerflow-knowledge",

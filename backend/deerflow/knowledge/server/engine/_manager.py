@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
 from deerflow.knowledge.server.engine._coordination import (
     STALE_RUN_GRACE_SECONDS,
     LocalRuns,
@@ -42,13 +43,12 @@ from deerflow.knowledge.server.engine._coordination import (
     process_owner,
     run_orphaned,
 )
-from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
 from deerflow.knowledge.server.engine._records import ACTIVE_RUN_STATUSES, Records
 from deerflow.knowledge.server.engine._runwrites import RunWrites
 from deerflow.knowledge.server.engine._streaming import EventTranslator, RunStream
 from deerflow.knowledge.server.engine._threadmeta import with_run_id
-from deerflow.knowledge.server.wire._wire import ThreadMemos, WireEncoder, dumps, iso_now
 from deerflow.knowledge.server.errors import ThreadBusy, ThreadNotFound
+from deerflow.knowledge.server.wire._wire import ThreadMemos, WireEncoder, dumps, iso_now
 
 __all__ = [
     "DEFAULT_RUN_TIMEOUT_SECONDS",

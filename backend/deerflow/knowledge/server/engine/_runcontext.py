@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import orjson
 
-from deerflow.knowledge.server.api._schemas import nul_free_nodes
+from deerflow.knowledge.server.engine._values import nul_free_nodes
 
 __all__ = [
     "CONTEXT_AND_CONFIGURABLE",

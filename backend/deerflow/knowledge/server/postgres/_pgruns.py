@@ -46,8 +46,8 @@ from deerflow.knowledge.server.engine._streaming import (
     event_mode,
     sse_frame,
 )
-from deerflow.knowledge.server.wire._wire import dumps
 from deerflow.knowledge.server.errors import ThreadNotFound
+from deerflow.knowledge.server.wire._wire import dumps
 
 __all__ = [
     "CHANNEL",

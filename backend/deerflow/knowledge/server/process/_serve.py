@@ -26,11 +26,11 @@ from langsmith import set_runtime_overrides
 from langsmith._runtime_overrides import get_runtime_overrides
 from langsmith.utils import tracing_is_enabled
 
-from deerflow.knowledge.server.api._app import GatewayConfig, create_app
-from deerflow.knowledge.server.process._connections import ConnectionGuard, descriptor_limits
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, bundled_page_dir
-from deerflow.knowledge.server.process._listen import open_listener
+from deerflow.knowledge.server.api._app import GatewayConfig, create_app
 from deerflow.knowledge.server.api._origin import served_hosts
+from deerflow.knowledge.server.process._connections import ConnectionGuard, descriptor_limits
+from deerflow.knowledge.server.process._listen import open_listener
 
 __all__ = [
     "MISSING_PAGE_HINT",

@@ -24,9 +24,9 @@ from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.rules import GATEWAY_OUTPUT_MAX_CHARS
+from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, is_postgres_url
 from deerflow.knowledge.server.api._app import GatewayConfig
 from deerflow.knowledge.server.engine._coordination import in_process_coordination
-from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, is_postgres_url
 from deerflow.knowledge.server.postgres._pgruns import pg_coordination
 from deerflow.knowledge.server.wire._serde import MessageCachingSerializer
 from deerflow.knowledge.tools import MAX_QUERY_CHARS, make_knowledge_tool
