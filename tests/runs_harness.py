@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 from deerflow.knowledge.server.engine._records import Records
+from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 
 __all__ = [
     "HeldGraph",

@@ -351,3 +351,142 @@ def test_a_pure_provider_module_does_no_io() -> None:
     assert violations(sources) == [
         "deerflow.knowledge.providers.parse_lightrag:1: a pure module imports httpx"
     ]
+
+
+# --------------------------------------------------------------------------- the gateway's parts
+
+#: The table of docs/ARCHITECTURE.md ("The gateway's parts"), bottom first: ``server/`` read as
+#: parts, with the same rules (a part imports its own rank and below; two parts of one rank never
+#: import each other). The engine ranks below the API, so it never imports it.
+SERVER_LAYERS: tuple[Layer, ...] = (
+    Layer(0, "common", ("server._defaults", "server.errors"), pure=False),
+    Layer(0, "wire", ("server.wire.",), pure=False),
+    Layer(1, "engine", ("server.engine.",), pure=False),
+    Layer(2, "postgres", ("server.postgres.",), pure=False),
+    Layer(2, "api", ("server.api.",), pure=False),
+    Layer(3, "process", ("server.process.",), pure=False),
+    Layer(4, "face", ("server",), pure=False),
+)
+
+#: What the engine never imports: the web framework (its refusals are domain errors).
+WEB_FRAMEWORKS = ("fastapi", "starlette")
+
+
+def server_sources(source: Path = SOURCE) -> dict[str, str]:
+    return {
+        module: text
+        for module, text in package_sources(source).items()
+        if module == "server.__init__" or module.startswith("server.")
+    }
+
+
+def test_the_gateway_keeps_its_parts() -> None:
+    sources = server_sources()
+    assert len(sources) > 25  # the gateway's modules were found
+    assert violations(sources, layers=SERVER_LAYERS, pure_modules=()) == []
+
+
+def test_the_engine_imports_no_web_framework() -> None:
+    sources = server_sources()
+    known = {_absolute(_name(module)) for module in package_sources()}
+    engine = {m: s for m, s in sources.items() if m.startswith("server.engine.")}
+    assert len(engine) >= 9  # the engine's modules were found
+    found = [
+        f"{module}:{line}: {target}"
+        for module, source in engine.items()
+        for line, target in imports(module, source, known)
+        if target.split(".")[0] in WEB_FRAMEWORKS
+    ]
+    assert found == []
+
+
+def test_the_gateway_table_is_the_one_in_architecture_md() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## The gateway's parts\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if re.match(r"^\| \d+ \|", line)]
+    documented = []
+    for row in rows:
+        rank, name, modules, _ = (cell.strip() for cell in row.strip("|").split("|"))
+        entries = []
+        for shown in re.findall(r"`([^`]+)`", modules):
+            if shown.endswith("/"):
+                entries.append(shown[:-1].replace("/", ".") + ".")
+            else:
+                entries.append(
+                    shown.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+                )
+        documented.append((int(rank), name, tuple(sorted(entries))))
+    assert documented == [
+        (layer.rank, layer.name, tuple(sorted(layer.modules))) for layer in SERVER_LAYERS
+    ]
+
+
+def _gateway() -> dict[str, str]:
+    return {
+        "server.__init__": "import importlib\n",
+        "server.errors": "",
+        "server._defaults": "",
+        "server.wire._wire": "",
+        "server.engine._manager": "from deerflow.knowledge.server.wire._wire import dumps\n",
+        "server.postgres._pgruns": "from ..engine._manager import RunPlan\n",
+        "server.api._http": "from deerflow.knowledge.server.errors import GatewayError\n",
+        "server.process._serve": "from deerflow.knowledge.server.api._http import error_body\n",
+    }
+
+
+def test_a_clean_synthetic_gateway_passes() -> None:
+    assert violations(_gateway(), layers=SERVER_LAYERS, pure_modules=()) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "message"),
+    [
+        # the engine never imports the API: plainly, relatively, lazily
+        (
+            "server.engine._manager",
+            "from deerflow.knowledge.server.api._http import ApiError\n",
+            "engine (rank 1) imports deerflow.knowledge.server.api._http, api (rank 2)",
+        ),
+        (
+            "server.engine._manager",
+            "from ..api import _http\n",
+            "engine (rank 1) imports deerflow.knowledge.server.api._http, api (rank 2)",
+        ),
+        (
+            "server.engine._manager",
+            "def f():\n    from deerflow.knowledge.server.api._http import strip\n",
+            "engine (rank 1) imports deerflow.knowledge.server.api._http",
+        ),
+        # nor PostgreSQL's part, nor the process
+        (
+            "server.engine._manager",
+            "from deerflow.knowledge.server.postgres._pgruns import pg_coordination\n",
+            "engine (rank 1) imports deerflow.knowledge.server.postgres._pgruns",
+        ),
+        # two parts of one rank
+        (
+            "server.api._http",
+            "from deerflow.knowledge.server.postgres import _pgruns\n",
+            "api (rank 2) imports deerflow.knowledge.server.postgres._pgruns, postgres (rank 2)",
+        ),
+        # the wire is the bottom
+        (
+            "server.wire._wire",
+            "from deerflow.knowledge.server.engine._manager import RunPlan\n",
+            "wire (rank 0) imports deerflow.knowledge.server.engine._manager",
+        ),
+        # only the face imports the process
+        (
+            "server.api._http",
+            "from deerflow.knowledge.server.process._serve import serve\n",
+            "api (rank 2) imports deerflow.knowledge.server.process._serve, process (rank 3)",
+        ),
+        # a flat module must be placed in a part
+        ("server._checkpoint", "", "deerflow.knowledge.server._checkpoint: in no layer"),
+    ],
+)
+def test_a_gateway_violation_is_found(module: str, source: str, message: str) -> None:
+    sources = _gateway()
+    sources[module] = sources.get(module, "") + source
+    found = violations(sources, layers=SERVER_LAYERS, pure_modules=())
+    assert any(message in line for line in found), found

@@ -21,7 +21,11 @@ import pytest
 import uvicorn
 
 from deerflow.knowledge.server.process import _connections as connections
-from deerflow.knowledge.server.process._connections import ConnectionGuard, Limits, descriptor_limits
+from deerflow.knowledge.server.process._connections import (
+    ConnectionGuard,
+    Limits,
+    descriptor_limits,
+)
 from deerflow.knowledge.server.process._listen import open_listener
 from tests.gateway_process import gateway_process
 

@@ -28,10 +28,10 @@ from deerflow.knowledge.server.engine._coordination import (
     process_owner,
 )
 from deerflow.knowledge.server.engine._manager import RunManager
-from deerflow.knowledge.server.postgres._pgruns import PgRuns, open_pg_runs, pg_coordination
-from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 from deerflow.knowledge.server.engine._records import Records
 from deerflow.knowledge.server.errors import RunInAnotherProcess, ThreadBusy, ThreadNotFound
+from deerflow.knowledge.server.postgres._pgruns import PgRuns, open_pg_runs, pg_coordination
+from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 from tests.runs_harness import HeldGraph, plan
 
 KINDS = ["in-process", pytest.param("postgres", marks=pytest.mark.postgres)]

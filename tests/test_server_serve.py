@@ -19,7 +19,8 @@ import uvicorn
 from langsmith._runtime_overrides import get_runtime_overrides
 
 from deerflow.knowledge.providers.local import LocalProvider
-from deerflow.knowledge.server.process import _serve, build_config, serve
+from deerflow.knowledge.server import build_config, serve
+from deerflow.knowledge.server.process import _serve
 from deerflow.knowledge.server.process._serve import MMAP_THRESHOLD_BYTES, SWITCH_INTERVAL_SECONDS
 
 

@@ -2,6 +2,8 @@
 
 Clients that list assistants (Agent Chat UI, LangGraph Studio) find the agent as graph ``agent``,
 with its graph drawing and JSON schemas; it cannot be edited or versioned here.
+
+Tested by ``tests/test_server_sdk.py`` and ``tests/test_server_reference.py``.
 """
 
 from __future__ import annotations

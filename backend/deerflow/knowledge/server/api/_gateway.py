@@ -3,6 +3,8 @@
 It also holds the parsing every write path shares: caller-supplied values pass
 ``strip_reserved_keys`` first and messages are parsed in one call, so no route can store evidence a
 caller wrote.
+
+Tested through the routes (``tests/test_server.py``, ``tests/test_server_threadmeta.py``).
 """
 
 from __future__ import annotations

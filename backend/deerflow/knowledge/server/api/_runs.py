@@ -8,6 +8,9 @@ Options the gateway does not implement answer 422. A run started by another gate
 the same database can be joined too: on PostgreSQL its events are in the database
 (``postgres/_pgruns.py``: replayed, then followed through ``LISTEN``/``NOTIFY``), otherwise the
 join follows its record and the checkpoints it writes (``values`` only).
+
+Tested by ``tests/test_server_runs_lifecycle.py``, ``tests/test_server_sdk.py`` (the official
+clients) and ``tests/test_server_reference.py``.
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ class RunCreate(_Body):
     stream_resumable: bool = False
     metadata: _Metadata = Field(default_factory=dict)
     config: dict[str, Any] | None = None
-    #: Checked by ``runcontext.check_context``, which says why a context is refused.
+    #: Checked by ``_runcontext.check_context``, which says why a context is refused.
     context: Any = None
     checkpoint: dict[str, Any] | None = None
     checkpoint_id: str | None = None

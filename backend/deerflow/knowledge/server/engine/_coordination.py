@@ -12,7 +12,7 @@ of a run elsewhere) goes through a ``RunCoordinator``. Two implement it:
 
 ``Coordination`` pairs a coordinator with the thread and run records it goes with (the PostgreSQL
 one searches threads in SQL); the wiring opens one (``in_process_coordination``,
-``pgruns.pg_coordination``) and the gateway never asks which it got.
+``_pgruns.pg_coordination``) and the gateway never asks which it got.
 """
 
 from __future__ import annotations

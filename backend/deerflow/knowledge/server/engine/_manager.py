@@ -7,15 +7,15 @@ so no message is lost. Every run has a time budget: a run past it is cancelled a
 with an ``error`` event saying so, while runs on other threads go on (CPU-heavy steps of the agent
 run in worker threads, off the event loop). Records of runs live in the shared store, so another
 gateway process sees them too. What the manager agrees on with other processes goes through its
-run coordinator (``coordination``), chosen when the gateway is wired: in this process alone, or on
-PostgreSQL (:mod:`.pgruns`), where admission, turns and events are shared by every process on the
+run coordinator (``_coordination``), chosen when the gateway is wired: in this process alone, or on
+PostgreSQL (``_pgruns``), where admission, turns and events are shared by every process on the
 database, so the strategies hold across processes and a run is joined from any of them. A refusal
 is a domain error (``errors``); the HTTP layer gives it its status.
 
 A run is cancelled at most once and never inside the cleanup that records its end, so however
 many ``interrupt`` runs pile up, each run's stream ends and its thread is released. A delete
 stops new runs on its thread, waits for the thread's runs and their checkpoint writes in flight,
-then removes it; a save a stopped graph still makes afterwards is dropped (``runwrites``), so
+then removes it; a save a stopped graph still makes afterwards is dropped (``_runwrites``), so
 nothing brings it back. Run records name their process: a gateway that starts after a crash ends
 the runs a dead process left (on PostgreSQL, by the heartbeat rule).
 

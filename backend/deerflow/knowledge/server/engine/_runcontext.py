@@ -9,6 +9,8 @@ runtime context, keys its context schema does not name dropped, and its keys are
 ``configurable`` as runtime context. The context is caller-written: it is a JSON object under a
 size and a depth limit, holds only characters every store can keep, and passes the trust
 boundary before the graph sees it.
+
+Tested by ``tests/test_server_context.py``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The run routes (``api/_runs.py``) read and validate the request and find its thr
 after that is a pure function of the request's fields, the thread's metadata and the graph's
 nodes and context schema: the stream modes, the run's config and runtime context (``_runcontext``),
 the graph's input or ``Command``, the interrupt nodes, the run's metadata. It lives in the engine
-so it is read and tested without FastAPI (``tests/test_server_engine_runplan.py``); a refusal is a
+so it is read and tested without FastAPI (``tests/test_server_runplan.py``); a refusal is a
 ``RequestRefused`` of ``_values`` (the caller's fault), to which ``api/_http.py`` gives a status.
 The request is anything with a run request's fields (``RunRequest``): the API's ``RunCreate``.
 """

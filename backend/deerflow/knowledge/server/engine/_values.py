@@ -4,7 +4,7 @@ A run's input, its command, its ``configurable`` and a state write all come from
 passes ``strip_reserved_keys`` (no evidence a caller wrote), holds only text every store can keep,
 and its messages are parsed in one call. These checks are the engine's, not the HTTP layer's,
 so the run plan (``_runplan``) and the thread routes (``api/_threads.py``) share them and they are
-tested without a web stack. A refusal is a ``RequestRefused``: the caller's fault, with a message
+tested without a web stack (``tests/test_server_values.py``). A refusal is a ``RequestRefused``: the caller's fault, with a message
 for the caller; ``api/_http.py`` alone gives each kind its status.
 """
 

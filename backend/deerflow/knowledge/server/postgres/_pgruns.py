@@ -24,9 +24,12 @@ every heartbeat, and when its thread admits a run): its log ends with an ``error
 (``RunLost``) and the gateway records the run as failed. Admission also requires the thread's
 record, and a delete removes that record under the same lock before it cancels the thread's
 runs, so no run starts on a thread being deleted. ``PgRuns`` is the PostgreSQL
-``coordination.RunCoordinator``; gateways on SQLite or in memory never open one, and psycopg is
+``_coordination.RunCoordinator``; gateways on SQLite or in memory never open one, and psycopg is
 imported only when one is opened. (One module past 500 lines: admission, turns, heartbeats and
 the event log share the two tables, their locks and the notification channel.)
+
+Tested by ``tests/test_pgruns.py`` and the PostgreSQL runs of
+``tests/test_server_coordination.py``.
 """
 
 from __future__ import annotations
@@ -634,7 +637,7 @@ async def open_pg_runs(url: str, **options: Any) -> AsyncIterator[PgRuns]:
 
 def pg_coordination(url: str) -> Callable[[Any], AbstractAsyncContextManager[Coordination]]:
     """The coordination of gateways sharing the PostgreSQL database at ``url``: :class:`PgRuns`
-    and records searched in SQL (``pgthreads.PgRecords``, on the gateway's store there)."""
+    and records searched in SQL (``_pgthreads.PgRecords``, on the gateway's store there)."""
     from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 
     @asynccontextmanager

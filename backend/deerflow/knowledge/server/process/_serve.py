@@ -1,7 +1,7 @@
 """Serving the gateway as a process of its own: the one place that tunes the process.
 
-``serve`` runs the app with uvicorn behind the connection guard (``connections``), answering only
-to the host names it is bound to (``origin``). The process is the gateway's here, so it is tuned
+``serve`` runs the app with uvicorn behind the connection guard (``_connections``), answering only
+to the host names it is bound to (``_origin``). The process is the gateway's here, so it is tuned
 for serving while uvicorn runs: a bounded default executor, a shorter GIL switch interval,
 ``gc.freeze`` after start-up, LangSmith's untraced steps kept on the event loop and, on glibc, a
 fixed threshold above which memory is mapped (``pin_mmap_threshold``). ``create_app`` does none

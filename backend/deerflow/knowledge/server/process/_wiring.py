@@ -4,7 +4,10 @@
 ``create_agent`` with ``knowledge_search`` and the tool-output budget (with no model, the offline
 extractive responder, so the demo needs no credentials), a checkpointer and a store on one SQLite
 file or PostgreSQL database, and, on PostgreSQL, runs shared with every gateway process on it
-(``pgruns.pg_coordination``). Which storage a target names is decided once, here.
+(``_pgruns.pg_coordination``). Which storage a target names is decided once, here.
+
+Tested by ``tests/test_server.py`` (``build_config``) and ``tests/test_server_records.py``
+(``open_store``).
 """
 
 from __future__ import annotations
