@@ -33,14 +33,11 @@ from deerflow.knowledge.server.api._schemas import (
 )
 from deerflow.knowledge.server.engine._manager import RunPlan
 from deerflow.knowledge.server.engine._records import TERMINAL_RUN_STATUSES
-from deerflow.knowledge.server.engine._runplan import config_metadata as metadata_of_config
-from deerflow.knowledge.server.engine._runplan import run_plan, stream_modes
+from deerflow.knowledge.server.engine._runplan import request_metadata, run_plan, stream_modes
 from deerflow.knowledge.server.engine._streaming import Event, RunStream, sse_chunks, sse_frame
 from deerflow.knowledge.server.engine._threadmeta import (
-    new_thread_metadata,
     started_thread_metadata,
 )
-from deerflow.knowledge.server.engine._values import strip
 from deerflow.knowledge.server.wire._wire import WireEncoder, dumps
 
 __all__ = ["REMOTE_POLL_SECONDS", "router"]
@@ -58,14 +55,7 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
     if unsupported:
         raise ApiError(422, f"{', '.join(unsupported)}: not supported by this gateway")
     assistant_id = gw.assistant_id(body.assistant_id)
-    request_metadata = strip(body.metadata).value
-    config_metadata = metadata_of_config(body)
-    new_metadata = new_thread_metadata(
-        graph_id=GRAPH_ID,
-        assistant_id=assistant_id,
-        config_metadata=config_metadata,
-        request_metadata=request_metadata,
-    )
+    metadata = request_metadata(body, graph_id=GRAPH_ID, assistant_id=assistant_id)
     stateless = thread_id is None
     thread: dict[str, Any] | None = None
     thread_id = str(uuid.uuid4()) if thread_id is None else canonical_thread_id(thread_id)
@@ -79,7 +69,7 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
                 uuid.UUID(thread_id)
             except ValueError:
                 raise ApiError(422, "thread_id must be a UUID") from None
-            thread = await gw.records.new_thread(thread_id, new_metadata)
+            thread = await gw.records.new_thread(thread_id, metadata.new_thread)
     elif not stateless:
         thread = await gw.thread(thread_id)
     # The merge is written once the request is known to be valid (below).
@@ -102,8 +92,7 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
         assistant_id=assistant_id,
         graph_id=GRAPH_ID,
         thread_metadata=thread_metadata,
-        config_metadata=config_metadata,
-        request_metadata=request_metadata,
+        metadata=metadata,
         stateless=stateless,
         nodes=gw.graph.nodes,
         context_schema=schema,
@@ -111,7 +100,7 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
     if started is not None:
         await gw.records.touch_thread(thread_id, metadata=started)
     if stateless:
-        await gw.records.new_thread(thread_id, new_metadata)
+        await gw.records.new_thread(thread_id, metadata.new_thread)
     return plan, body
 
 

@@ -12,6 +12,7 @@ The request is anything with a run request's fields (``RunRequest``): the API's 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from langgraph.types import Command
@@ -25,7 +26,11 @@ from deerflow.knowledge.server.engine._runcontext import (
     mirrored_keys,
 )
 from deerflow.knowledge.server.engine._streaming import STREAM_MODES
-from deerflow.knowledge.server.engine._threadmeta import graph_metadata, run_metadata
+from deerflow.knowledge.server.engine._threadmeta import (
+    graph_metadata,
+    new_thread_metadata,
+    run_metadata,
+)
 from deerflow.knowledge.server.engine._values import (
     OptionsConflict,
     RequestRefused,
@@ -39,10 +44,12 @@ from deerflow.knowledge.server.engine._values import (
 __all__ = [
     "MAX_RECURSION_LIMIT",
     "CommandRequest",
+    "RequestMetadata",
     "RunRequest",
     "config_metadata",
     "graph_input",
     "interrupt_nodes",
+    "request_metadata",
     "run_config",
     "run_context",
     "run_plan",
@@ -73,6 +80,8 @@ class RunRequest(Protocol):
     @property
     def command(self) -> CommandRequest | None: ...
     @property
+    def metadata(self) -> dict[str, Any]: ...
+    @property
     def stream_mode(self) -> str | list[str]: ...
     @property
     def stream_subgraphs(self) -> bool: ...
@@ -98,6 +107,31 @@ class RunRequest(Protocol):
     def multitask_strategy(self) -> str: ...
     @property
     def on_completion(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class RequestMetadata:
+    """A run request's metadata, past the trust boundary, read before its thread is looked up."""
+
+    #: The request's ``metadata``.
+    request: dict[str, Any]
+    #: Its ``config.metadata``.
+    config: dict[str, Any]
+    #: The metadata of a thread the run creates (``if_not_exists="create"``, a stateless run).
+    new_thread: dict[str, Any]
+
+
+def request_metadata(body: RunRequest, *, graph_id: str, assistant_id: str) -> RequestMetadata:
+    """The request's metadata and its ``config.metadata``, and what a thread it creates gets."""
+    request: dict[str, Any] = strip(body.metadata).value
+    config = config_metadata(body)
+    new_thread = new_thread_metadata(
+        graph_id=graph_id,
+        assistant_id=assistant_id,
+        config_metadata=config,
+        request_metadata=request,
+    )
+    return RequestMetadata(request=request, config=config, new_thread=new_thread)
 
 
 def thread_config(thread_id: str, checkpoint: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -247,15 +281,13 @@ def run_plan(
     assistant_id: str,
     graph_id: str,
     thread_metadata: dict[str, Any],
-    config_metadata: dict[str, Any],
-    request_metadata: dict[str, Any],
+    metadata: RequestMetadata,
     stateless: bool,
     nodes: Collection[str],
     context_schema: Mapping[str, Any] | None,
 ) -> RunPlan:
     """The plan of a run on ``thread_id`` (a new one when ``stateless``), whose thread carries
-    ``thread_metadata``; the metadata arguments are the request's, already past the trust
-    boundary (``config_metadata``, ``strip``)."""
+    ``thread_metadata``; ``metadata`` is the request's (``request_metadata``)."""
     durability = body.durability
     if durability is None and body.checkpoint_during is not None:
         durability = "async" if body.checkpoint_during else "exit"
@@ -271,8 +303,8 @@ def run_plan(
         resumable=body.stream_resumable,
         metadata=run_metadata(
             thread_metadata=thread_metadata,
-            config_metadata=config_metadata,
-            request_metadata=request_metadata,
+            config_metadata=metadata.config,
+            request_metadata=metadata.request,
             assistant_id=assistant_id,
         ),
         multitask_strategy=body.multitask_strategy,
