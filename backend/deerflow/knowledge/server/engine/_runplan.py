@@ -65,48 +65,84 @@ class CommandRequest(Protocol):
     """A run's ``command``, as the caller sent it."""
 
     @property
-    def update(self) -> Any: ...
+    def update(self) -> Any:
+        """State values to write before the graph resumes."""
+
     @property
-    def resume(self) -> Any: ...
+    def resume(self) -> Any:
+        """The value an interrupted node resumes with."""
+
     @property
-    def goto(self) -> Any: ...
+    def goto(self) -> Any:
+        """The node (or nodes) to go to next."""
 
 
 class RunRequest(Protocol):
     """The fields of a run request the plan reads (the API's ``RunCreate`` has them all)."""
 
     @property
-    def input(self) -> dict[str, Any] | None: ...
+    def input(self) -> dict[str, Any] | None:
+        """The graph's input (state values), or None with a ``command``."""
+
     @property
-    def command(self) -> CommandRequest | None: ...
+    def command(self) -> CommandRequest | None:
+        """``update`` / ``resume`` / ``goto`` instead of an input."""
+
     @property
-    def metadata(self) -> dict[str, Any]: ...
+    def metadata(self) -> dict[str, Any]:
+        """The run's metadata, as the caller wrote it."""
+
     @property
-    def stream_mode(self) -> str | list[str]: ...
+    def stream_mode(self) -> str | list[str]:
+        """The modes to stream (one, or several)."""
+
     @property
-    def stream_subgraphs(self) -> bool: ...
+    def stream_subgraphs(self) -> bool:
+        """Whether subgraphs' events are streamed too."""
+
     @property
-    def stream_resumable(self) -> bool: ...
+    def stream_resumable(self) -> bool:
+        """Whether the run's events are kept for a reconnecting client."""
+
     @property
-    def config(self) -> dict[str, Any] | None: ...
+    def config(self) -> dict[str, Any] | None:
+        """LangGraph's run config (``configurable``, ``recursion_limit``, ``tags``, ``metadata``)."""
+
     @property
-    def context(self) -> Any: ...
+    def context(self) -> Any:
+        """The graph's runtime context (LangGraph 0.6 on), as the caller wrote it."""
+
     @property
-    def checkpoint(self) -> dict[str, Any] | None: ...
+    def checkpoint(self) -> dict[str, Any] | None:
+        """The checkpoint to run from."""
+
     @property
-    def checkpoint_id(self) -> str | None: ...
+    def checkpoint_id(self) -> str | None:
+        """The id of the checkpoint to run from (older clients)."""
+
     @property
-    def checkpoint_during(self) -> bool | None: ...
+    def checkpoint_during(self) -> bool | None:
+        """Whether checkpoints are written during the run (older clients)."""
+
     @property
-    def durability(self) -> str | None: ...
+    def durability(self) -> str | None:
+        """When checkpoints are written: ``sync``, ``async`` or ``exit``."""
+
     @property
-    def interrupt_before(self) -> str | list[str] | None: ...
+    def interrupt_before(self) -> str | list[str] | None:
+        """Nodes to stop before (``*``: all)."""
+
     @property
-    def interrupt_after(self) -> str | list[str] | None: ...
+    def interrupt_after(self) -> str | list[str] | None:
+        """Nodes to stop after (``*``: all)."""
+
     @property
-    def multitask_strategy(self) -> str: ...
+    def multitask_strategy(self) -> str:
+        """What a second run on a busy thread does."""
+
     @property
-    def on_completion(self) -> str | None: ...
+    def on_completion(self) -> str | None:
+        """Whether a stateless run's thread is kept (``keep``) or deleted."""
 
 
 @dataclass(frozen=True)
