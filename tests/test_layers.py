@@ -83,7 +83,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(4, "providers", ("providers.",), pure=False),
     Layer(5, "gateway", ("server.",), pure=False),
     Layer(5, "integrations", ("integrations.",), pure=False),
-    Layer(6, "cli", ("cli",), pure=False),
+    Layer(6, "cli", ("cli.",), pure=False),
 )
 
 #: Modules of the providers layer that are pure all the same (plain values in, values out).
