@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import urllib.parse
 
+from deerflow.knowledge._redaction import PASSWORD_MARKER, redact, without_password
 from deerflow.knowledge.server._defaults import is_postgres_url
 
 __all__ = [
@@ -29,7 +30,8 @@ class CheckpointError(Exception):
 
 
 class CheckpointSetupError(CheckpointError):
-    """The operator's installation cannot open the store (the ``postgres`` extra is missing)."""
+    """The operator's setup cannot open the store: the ``postgres`` extra is missing, or the URL
+    is not one (an unclosed ``[`` of an IPv6 host)."""
 
 
 class CheckpointDatabaseError(CheckpointError):
@@ -45,6 +47,10 @@ def probe_checkpoint(target: str, *, timeout: float) -> None:
     if not is_postgres_url(target):
         return
     try:
+        shown = without_password(target)
+    except ValueError as exc:  # the URL cannot be shown safely: its password has no known place
+        raise CheckpointSetupError(f"the checkpoint URL is not a valid URL ({exc}).") from None
+    try:
         import langgraph.checkpoint.postgres  # noqa: F401 - the extra's presence is the check
     except ImportError:
         raise CheckpointSetupError(
@@ -57,7 +63,6 @@ def probe_checkpoint(target: str, *, timeout: float) -> None:
         async with open_checkpointer(target):
             pass
 
-    shown = _without_password(target)
     try:
         asyncio.run(asyncio.wait_for(opened(), timeout))
     except TimeoutError:
@@ -65,18 +70,15 @@ def probe_checkpoint(target: str, *, timeout: float) -> None:
             f"the checkpoint database {shown} did not answer within {timeout:.0f} s."
         ) from None
     except Exception as exc:  # psycopg's OperationalError and kin; its text names host and port
-        password = urllib.parse.urlsplit(target).password
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        if password:
-            detail = detail.replace(password, "***")
         raise CheckpointDatabaseError(
-            f"cannot open the checkpoint database {shown}: {detail}"
-        ) from None
+            f"cannot open the checkpoint database {shown}: {_redacted(detail, target)}"
+        ) from None  # the driver's exception may quote the password: it is not kept as a cause
 
 
-def _without_password(target: str) -> str:
-    parts = urllib.parse.urlsplit(target)
-    if parts.password is None:
-        return target
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+def _redacted(detail: str, target: str) -> str:
+    """``detail`` without the URL's password, as written in the URL or decoded (as sent)."""
+    password = urllib.parse.urlsplit(target).password
+    if not password:
+        return detail
+    return redact(detail, (password, urllib.parse.unquote(password)), marker=PASSWORD_MARKER)
