@@ -352,3 +352,51 @@ def test_a_pure_provider_module_does_no_io() -> None:
     assert violations(sources) == [
         "deerflow.knowledge.providers.parse_lightrag:1: a pure module imports httpx"
     ]
+
+
+# --------------------------------------------------------------------------- inside cli/
+
+#: Inside ``cli/`` (docs/ARCHITECTURE.md, "Modules over ~500 lines"): the face (the app, the
+#: exit-code table, the output rules) and the shared provider options sit below the commands, one
+#: module each; a command imports those two and no other command.
+CLI_SHARED = ("cli", "cli._provider_options")
+
+
+def cli_violations(sources: Mapping[str, str]) -> list[str]:
+    """Every import inside ``cli/`` that breaks the rule above, as ``module:line: why``."""
+    names = {_name(module) for module in sources}
+    known = {_absolute(name) for name in names}
+    found: list[str] = []
+    for module, source in sorted(sources.items()):
+        relative = _name(module)
+        if not relative.startswith("cli.") or relative == "cli.__main__":
+            continue
+        allowed = ("cli",) if relative in CLI_SHARED else CLI_SHARED
+        for line, target in imports(module, source, known):
+            inside = target.removeprefix(PACKAGE + ".")
+            if (inside == "cli" or inside.startswith("cli.")) and inside not in allowed:
+                found.append(f"{_absolute(relative)}:{line}: imports {target}")
+    return found
+
+
+def test_the_cli_commands_import_only_what_they_share() -> None:
+    sources = package_sources()
+    commands = [m for m in sources if m.startswith("cli._") and m not in CLI_SHARED]
+    assert len(commands) >= 4  # index, search, verify, serve
+    assert cli_violations(sources) == []
+
+
+def test_a_cli_command_importing_another_is_found() -> None:
+    sources = {
+        "cli.__init__": "from deerflow.knowledge.cli import _index, _serve\n",
+        "cli._provider_options": "from deerflow.knowledge.cli import _fail\n",
+        "cli._index": "from deerflow.knowledge.cli._provider_options import IndexOption\n",
+        "cli._serve": "from deerflow.knowledge.cli import _fail\nfrom . import _index\n",
+    }
+    assert cli_violations(sources) == [
+        "deerflow.knowledge.cli._serve:2: imports deerflow.knowledge.cli._index"
+    ]
+    sources["cli._provider_options"] += "from deerflow.knowledge.cli._index import index\n"
+    assert cli_violations(sources)[0] == (
+        "deerflow.knowledge.cli._provider_options:2: imports deerflow.knowledge.cli._index"
+    )

@@ -4,8 +4,8 @@ The gateway is :mod:`~deerflow.knowledge.server`; this module turns flags into i
 ``build_config`` options and checks, in order, what would otherwise fail after the URL is
 announced: the provider settings, the chat model, the checkpoint store (``server/_checkpoint.py``
 opens it and names whose fault a failure is) and the port, which is bound here and handed to
-``server.serve``. ``tests/test_cli.py`` covers it (its serve section, the busy port, the missing
-extra and the unreachable database).
+``server.serve``. ``tests/test_cli_serve.py`` covers the probe's exit codes; ``tests/test_cli.py``
+the command (its serve section, the busy port, the missing extra and the unreachable database).
 """
 
 from __future__ import annotations
