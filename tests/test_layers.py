@@ -400,3 +400,28 @@ def test_a_cli_command_importing_another_is_found() -> None:
     assert cli_violations(sources)[0] == (
         "deerflow.knowledge.cli._provider_options:2: imports deerflow.knowledge.cli._index"
     )
+
+
+#: Parts of the package where every module has a same-named test file
+#: (``cli/_index.py`` -> ``tests/test_cli_index.py``) or names in its docstring a test that covers it.
+TESTED_PARTS = ("cli.", "integrations.")
+
+
+def _same_named_test(relative: str) -> Path:
+    parts = [part.strip("_") for part in relative.split(".") if part != "__init__"]
+    return ROOT / "tests" / f"test_{'_'.join(parts)}.py"
+
+
+def test_every_module_has_its_test_or_names_one() -> None:
+    missing = []
+    for module, source in package_sources().items():
+        if not module.startswith(TESTED_PARTS):
+            continue
+        docstring = ast.get_docstring(ast.parse(source)) or ""
+        named = re.findall(r"tests/[\w/]+\.py", docstring)
+        if _same_named_test(module).is_file() or (
+            named and all((ROOT / path).is_file() for path in named)
+        ):
+            continue
+        missing.append(module)
+    assert missing == []
