@@ -20,22 +20,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from deerflow.knowledge.cli import (
-    EXIT_USAGE,
-    _err,
-    _exit_code,
-    _fail,
-    _out,
-    _print_json,
-    _quiet_library,
-    _safe,
-)
-from deerflow.knowledge.cli._provider_options import (
-    ConfigOption,
-    IndexOption,
-    JsonOption,
-    settings_from,
-)
+from deerflow.knowledge import cli
+from deerflow.knowledge.cli import _provider_options as options
 from deerflow.knowledge.providers.errors import ProviderError
 from deerflow.knowledge.text import printable
 
@@ -105,13 +91,13 @@ NoGitignoreOption = Annotated[
 
 def index(
     path: PathArgument = None,
-    index_file: IndexOption = None,
-    config: ConfigOption = None,
+    index_file: options.IndexOption = None,
+    config: options.ConfigOption = None,
     add: AddOption = False,
     replace_: ReplaceOption = False,
     exclude: ExcludeOption = None,
     no_gitignore: NoGitignoreOption = False,
-    json_output: JsonOption = False,
+    json_output: options.JsonOption = False,
 ) -> None:
     """Build or update the local index of PATH.
 
@@ -124,8 +110,8 @@ def index(
     from deerflow.knowledge.providers.local import sample_corpus_path
 
     if add and replace_:
-        _fail("--add and --replace are opposite choices; give one of them.", EXIT_USAGE)
-    index_path = settings_from(config=config, index=index_file).index_path
+        cli._fail("--add and --replace are opposite choices; give one of them.", cli.EXIT_USAGE)
+    index_path = options.settings_from(config=config, index=index_file).index_path
     root = path if path is not None else sample_corpus_path()
     report = _run(
         _open(index_path),
@@ -138,7 +124,7 @@ def index(
     )
     hint = empty_hint(report.root, report.skipped, indexed=_indexed(report))
     if json_output:
-        _print_json(_report_json(report, hint))
+        cli._print_json(_report_json(report, hint))
     else:
         _show_report(report, hint)
 
@@ -149,7 +135,7 @@ def _open(index_path: Path) -> LocalProvider:
     try:
         return LocalProvider(index_path)
     except ProviderError as exc:
-        _fail(str(exc), EXIT_USAGE)
+        cli._fail(str(exc), cli.EXIT_USAGE)
 
 
 def _run(
@@ -166,15 +152,15 @@ def _run(
     from deerflow.knowledge.providers.local import FolderChoiceNeeded, IndexProgress
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # the report lists damaged files
-    with _quiet_library(), _progress_bar(disable=quiet) as bar:
+    with cli._quiet_library(), _progress_bar(disable=quiet) as bar:
         task = bar.add_task("index", total=None, current="")
 
         def advance(event: IndexProgress) -> None:
             bar.update(task, total=event.total, completed=event.done, current=printable(event.path))
 
         def waiting() -> None:
-            _err.print(
-                _safe(f"Another index run is writing {index_path}; waiting for it to finish…"),
+            cli._err.print(
+                cli._safe(f"Another index run is writing {index_path}; waiting for it to finish…"),
                 soft_wrap=True,
             )
 
@@ -189,17 +175,17 @@ def _run(
             )
         except FolderChoiceNeeded as exc:
             folders = ", ".join(exc.folders)
-            _fail(
+            cli._fail(
                 f"the index {index_path} holds {exc.documents} documents from "
                 f"{folders}. Run again with --add to index {Path(root)} beside them, or with "
                 "--replace to replace them with it; nothing was changed.",
-                EXIT_USAGE,
+                cli.EXIT_USAGE,
             )
         except ProviderError as exc:
-            _fail(str(exc), _exit_code(exc))
+            cli._fail(str(exc), cli._exit_code(exc))
         except (OSError, sqlite3.Error) as exc:  # the index path: missing folder, not a database
             detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-            _fail(f"cannot write the index {index_path} ({detail}).", EXIT_USAGE)
+            cli._fail(f"cannot write the index {index_path} ({detail}).", cli.EXIT_USAGE)
 
 
 def _progress_bar(*, disable: bool) -> Progress:
@@ -209,7 +195,7 @@ def _progress_bar(*, disable: bool) -> Progress:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.fields[current]}", markup=False),
-        console=_err,
+        console=cli._err,
         transient=True,
         disable=disable,
     )
@@ -251,12 +237,12 @@ def _show_report(report: IndexReport, hint: str | None) -> None:
     ):
         summary.add_row(label, str(count))
     summary.add_row("Time", f"{report.seconds:.2f} s")
-    _out.print(summary)
-    _out.print(f"Index file: {_safe(report.index_path)}", soft_wrap=True, highlight=False)
-    _out.print(f"Folder: {_safe(report.root)}", soft_wrap=True, highlight=False)
+    cli._out.print(summary)
+    cli._out.print(f"Index file: {cli._safe(report.index_path)}", soft_wrap=True, highlight=False)
+    cli._out.print(f"Folder: {cli._safe(report.root)}", soft_wrap=True, highlight=False)
     for folder, count in report.other_folders:
-        _out.print(
-            _safe(f"Also in the index: {count} documents from {folder}"),
+        cli._out.print(
+            cli._safe(f"Also in the index: {count} documents from {folder}"),
             soft_wrap=True,
             highlight=False,
         )
@@ -265,10 +251,10 @@ def _show_report(report: IndexReport, hint: str | None) -> None:
         skipped.add_column("Path")
         skipped.add_column("Reason")
         for item in report.skipped:
-            skipped.add_row(_safe(item.path), _safe(item.reason))
-        _out.print(skipped)
+            skipped.add_row(cli._safe(item.path), cli._safe(item.reason))
+        cli._out.print(skipped)
     if hint is not None:
-        _err.print(_safe(f"Warning: {hint}"), style="yellow", soft_wrap=True)
+        cli._err.print(cli._safe(f"Warning: {hint}"), style="yellow", soft_wrap=True)
 
 
 def _indexed(report: IndexReport) -> int:

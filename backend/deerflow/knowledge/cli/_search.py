@@ -17,27 +17,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from deerflow.knowledge.cli import (
-    EXIT_UPSTREAM,
-    EXIT_USAGE,
-    _err,
-    _exit_code,
-    _fail,
-    _out,
-    _print_json,
-    _quiet_library,
-    _safe,
-)
-from deerflow.knowledge.cli._provider_options import (
-    BaseUrlOption,
-    ConfigOption,
-    DatasetOption,
-    IndexOption,
-    ProviderOption,
-    close,
-    provider_from,
-    settings_from,
-)
+from deerflow.knowledge import cli
+from deerflow.knowledge.cli import _provider_options as options
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalProvider, RetrievalResult
 from deerflow.knowledge.evidence import read_evidence
 from deerflow.knowledge.providers.errors import ProviderError
@@ -51,11 +32,11 @@ def search(
     query: Annotated[
         str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)
     ],
-    provider: ProviderOption = None,
-    index_file: IndexOption = None,
-    config: ConfigOption = None,
-    base_url: BaseUrlOption = None,
-    dataset: DatasetOption = None,
+    provider: options.ProviderOption = None,
+    index_file: options.IndexOption = None,
+    config: options.ConfigOption = None,
+    base_url: options.BaseUrlOption = None,
+    dataset: options.DatasetOption = None,
     json_output: Annotated[
         bool,
         typer.Option("--json", help='Print {"content": ..., "artifact": ...} as JSON.'),
@@ -75,27 +56,27 @@ def search(
     from deerflow.knowledge.tools import MAX_QUERY_CHARS
 
     if not query.strip():
-        _fail("the query is empty; say what to look for.", EXIT_USAGE)
+        cli._fail("the query is empty; say what to look for.", cli.EXIT_USAGE)
     if len(query.strip()) > MAX_QUERY_CHARS:
-        _fail(f"the query is longer than {MAX_QUERY_CHARS} characters.", EXIT_USAGE)
-    settings = settings_from(
+        cli._fail(f"the query is longer than {MAX_QUERY_CHARS} characters.", cli.EXIT_USAGE)
+    settings = options.settings_from(
         config=config, provider=provider, index=index_file, base_url=base_url, datasets=dataset
     )
-    retrieval = _Recording(provider_from(settings))
+    retrieval = _Recording(options.provider_from(settings))
     try:
-        with _quiet_library():
+        with cli._quiet_library():
             content, artifact, tool_name = asyncio.run(_invoke(retrieval, query))
     finally:
-        close(retrieval.inner)
+        options.close(retrieval.inner)
     failed = content.startswith("Error:")
-    code = _exit_code(retrieval.error) if retrieval.error is not None else EXIT_UPSTREAM
+    code = cli._exit_code(retrieval.error) if retrieval.error is not None else cli.EXIT_UPSTREAM
     if json_output:
-        _print_json({"content": content, "artifact": artifact})
+        cli._print_json({"content": content, "artifact": artifact})
         if failed:
             raise typer.Exit(code)
         return
     if failed:
-        _fail(content.removeprefix("Error:").strip(), code)
+        cli._fail(content.removeprefix("Error:").strip(), code)
     _show_search(retrieval.name, content, artifact, tool_name=tool_name, raw=raw)
 
 
@@ -145,14 +126,14 @@ def _show_search(
 ) -> None:
     evidence = read_evidence(content, artifact, tool_name=tool_name)
     if raw:
-        _out.print(_safe(content), soft_wrap=True)
-        _out.print()
+        cli._out.print(cli._safe(content), soft_wrap=True)
+        cli._out.print()
     unattributed = content.count("(unattributed: ")
     if not evidence.sources:
-        _out.print(_safe(content if not raw else "No citable sources."))
+        cli._out.print(cli._safe(content if not raw else "No citable sources."))
         return
     count = len(evidence.sources)
-    table = Table(title=_safe(f"{provider}: {count} source{'' if count == 1 else 's'}"))
+    table = Table(title=cli._safe(f"{provider}: {count} source{'' if count == 1 else 's'}"))
     table.add_column("#", justify="right")
     table.add_column("Source")
     table.add_column("Evidence")
@@ -162,32 +143,32 @@ def _show_search(
             locators.append(f"dataset {source.dataset_name}")
         if source.url is not None:
             locators.append(source.url)
-        head = Text.assemble(_safe(source.title), ("\n" + ", ".join(locators), "cyan"))
+        head = Text.assemble(cli._safe(source.title), ("\n" + ", ".join(locators), "cyan"))
         head.append(f"\n{source.id}", style="dim")
         table.add_row(str(number), head, _evidence(source.excerpt))
     offset = len(evidence.shared)
     for number, native_source in enumerate(evidence.native, start=offset + 1):
         head = Text.assemble(
-            _safe(f"{native_source.dataset_name} / {native_source.document_name}"),
+            cli._safe(f"{native_source.dataset_name} / {native_source.document_name}"),
             ("\n" + ", ".join(f"page {p}" for p in native_source.pages), "cyan"),
         )
         head.append(f"\n{native_source.id} (native RAGFlow)", style="dim")
         table.add_row(str(number), head, _evidence(native_source.text))
-    _out.print(table)
+    cli._out.print(table)
     reasons = [r.reason for r in evidence.rejected if not r.whole]
     errors = list(evidence.errors)
     if reasons or errors:
-        _err.print(
-            _safe(
+        cli._err.print(
+            cli._safe(
                 f"Warning: evidence that did not verify was dropped "
                 f"({', '.join(errors + reasons)})."
             ),
             style="yellow",
         )
     else:
-        _out.print(Text("✓ every source verified (id, handle and excerpt)", style="green"))
+        cli._out.print(Text("✓ every source verified (id, handle and excerpt)", style="green"))
     if unattributed:
-        _out.print(
+        cli._out.print(
             Text(
                 f"{unattributed} unattributed hits (no document title, not citable) are not "
                 "listed; --raw shows them.",
@@ -204,5 +185,5 @@ def _evidence(excerpt: str) -> Text:
         else excerpt[:_EXCERPT_PREVIEW_CHARS] + "…"
     )
     text = Text("✓ verified\n", style="green")
-    text.append_text(_safe(preview))
+    text.append_text(cli._safe(preview))
     return text

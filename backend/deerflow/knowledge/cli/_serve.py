@@ -17,24 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
-from deerflow.knowledge.cli import (
-    CHECKPOINT_PROBE_SECONDS,
-    EXIT_USAGE,
-    _checkpoint,
-    _err,
-    _exit_code,
-    _fail,
-    _safe,
-)
-from deerflow.knowledge.cli._provider_options import (
-    BaseUrlOption,
-    ConfigOption,
-    DatasetOption,
-    IndexOption,
-    ProviderOption,
-    provider_from,
-    settings_from,
-)
+from deerflow.knowledge import cli
+from deerflow.knowledge.cli import _provider_options as options
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
 from deerflow.knowledge.settings import KnowledgeSettings
 
@@ -112,15 +96,15 @@ ConstrainCitationsOption = Annotated[
 
 
 def serve(
-    provider: ProviderOption = None,
+    provider: options.ProviderOption = None,
     model: ModelOption = None,
     host: HostOption = GATEWAY_DEFAULTS.host,
     port: PortOption = GATEWAY_DEFAULTS.port,
     checkpoint: CheckpointOption = None,
-    index_file: IndexOption = None,
-    config: ConfigOption = None,
-    base_url: BaseUrlOption = None,
-    dataset: DatasetOption = None,
+    index_file: options.IndexOption = None,
+    config: options.ConfigOption = None,
+    base_url: options.BaseUrlOption = None,
+    dataset: options.DatasetOption = None,
     cors_origin: CorsOriginOption = None,
     allowed_host: AllowedHostOption = None,
     run_timeout: RunTimeoutOption = GATEWAY_DEFAULTS.run_timeout,
@@ -132,18 +116,18 @@ def serve(
     the checkpoint store (a Postgres database must answer) and the port.
     """
     server = _gateway()
-    settings = settings_from(
+    settings = options.settings_from(
         config=config, provider=provider, index=index_file, base_url=base_url, datasets=dataset
     )
-    retrieval = provider_from(settings)
+    retrieval = options.provider_from(settings)
     _warn_without_index(settings)
     if constrain_citations and (model is None or not model.startswith(_OPENAI_MODEL_PREFIX)):
-        _fail(
+        cli._fail(
             "--constrain-citations needs an OpenAI-compatible model that takes a GBNF grammar: "
             "--model openai:NAME with OPENAI_BASE_URL at a llama.cpp server.",
-            EXIT_USAGE,
+            cli.EXIT_USAGE,
         )
-    options: dict[str, Any] = {
+    built: dict[str, Any] = {
         "model": _chat_model(model) if model is not None else None,
         "model_label": model,
         "cors_origins": tuple(cors_origin or ()),
@@ -153,8 +137,8 @@ def serve(
     }
     if checkpoint is not None:
         _probe(checkpoint)
-        options["checkpoint"] = checkpoint
-    config_ = server.build_config(retrieval, **options)
+        built["checkpoint"] = checkpoint
+    config_ = server.build_config(retrieval, **built)
     server.serve(config_, host=host, port=port, sock=_listen(host, port))
 
 
@@ -165,17 +149,17 @@ def _gateway() -> ModuleType:
     except ModuleNotFoundError as exc:
         if exc.name is None or not exc.name.startswith("deerflow.knowledge.server"):
             raise
-        _fail(
+        cli._fail(
             "the gateway (deerflow.knowledge.server) is not available in this installation.",
-            EXIT_USAGE,
+            cli.EXIT_USAGE,
         )
     return server
 
 
 def _warn_without_index(settings: KnowledgeSettings) -> None:
     if settings.provider == "local" and not Path(settings.index_path).is_file():
-        _err.print(
-            _safe(
+        cli._err.print(
+            cli._safe(
                 f"Warning: no index at {settings.index_path} yet; searches will fail until you "
                 "run `deerflow-knowledge index PATH`."
             ),
@@ -186,28 +170,28 @@ def _warn_without_index(settings: KnowledgeSettings) -> None:
 
 def _chat_model(model: str) -> Any:
     if ":" not in model:
-        _fail("--model must look like provider:name, e.g. openai:gpt-4o-mini.", EXIT_USAGE)
+        cli._fail("--model must look like provider:name, e.g. openai:gpt-4o-mini.", cli.EXIT_USAGE)
     try:
         from langchain.chat_models import init_chat_model
 
         return init_chat_model(model)
     except ImportError:
         package = "langchain-" + model.split(":", 1)[0].replace("_", "-")
-        _fail(
+        cli._fail(
             f"cannot build the chat model {model}: install its integration "
             f"(pip install {package}).",
-            EXIT_USAGE,
+            cli.EXIT_USAGE,
         )
     except Exception as exc:  # unknown provider, missing credentials
-        _fail(f"cannot build the chat model {model} ({type(exc).__name__}).", EXIT_USAGE)
+        cli._fail(f"cannot build the chat model {model} ({type(exc).__name__}).", cli.EXIT_USAGE)
 
 
 def _probe(checkpoint: str) -> None:
     """Open the checkpoint store once, as the gateway will, so a failure is one message."""
     try:
-        _checkpoint.probe_checkpoint(checkpoint, timeout=CHECKPOINT_PROBE_SECONDS)
-    except _checkpoint.CheckpointError as exc:
-        _fail(str(exc), _exit_code(exc))
+        cli._checkpoint.probe_checkpoint(checkpoint, timeout=cli.CHECKPOINT_PROBE_SECONDS)
+    except cli._checkpoint.CheckpointError as exc:
+        cli._fail(str(exc), cli._exit_code(exc))
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -218,10 +202,10 @@ def _listen(host: str, port: int) -> socket.socket:
         return open_listener(host, port)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            _fail(
+            cli._fail(
                 f"port {port} on {host} is already in use; stop the other server or pick "
                 "another with --port.",
-                EXIT_USAGE,
+                cli.EXIT_USAGE,
             )
         reason = exc.strerror or type(exc).__name__
-        _fail(f"cannot listen on {host}:{port} ({reason}).", EXIT_USAGE)
+        cli._fail(f"cannot listen on {host}:{port} ({reason}).", cli.EXIT_USAGE)

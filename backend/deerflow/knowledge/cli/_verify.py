@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from deerflow.knowledge import cli
 from deerflow.knowledge.audit import (
     CITATION_STATUSES,
     CitationAudit,
@@ -25,8 +26,7 @@ from deerflow.knowledge.audit import (
     audit_thread,
     thread_messages,
 )
-from deerflow.knowledge.cli import EXIT_FINDING, EXIT_USAGE, _fail, _out, _print_json, _safe
-from deerflow.knowledge.cli._provider_options import JsonOption
+from deerflow.knowledge.cli import _provider_options as options
 from deerflow.knowledge.messages import text_parts
 from deerflow.knowledge.saved_evidence import read_saved_export
 
@@ -55,7 +55,7 @@ def verify(
             dir_okay=False,
         ),
     ],
-    json_output: JsonOption = False,
+    json_output: options.JsonOption = False,
 ) -> None:
     """Audit every citation in every assistant message of a saved thread.
 
@@ -72,10 +72,10 @@ def verify(
         if saved is None:
             messages = thread_messages(json.loads(text))
     except OSError as exc:
-        _fail(f"cannot read {thread} ({exc.strerror or type(exc).__name__}).", EXIT_USAGE)
+        cli._fail(f"cannot read {thread} ({exc.strerror or type(exc).__name__}).", cli.EXIT_USAGE)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, format
         detail = str(exc) if isinstance(exc, ThreadFormatError) else type(exc).__name__
-        _fail(f"{thread} is not a saved thread ({detail}).", EXIT_USAGE)
+        cli._fail(f"{thread} is not a saved thread ({detail}).", cli.EXIT_USAGE)
     if saved is None:
         audits = audit_thread(messages)
     else:
@@ -83,7 +83,7 @@ def verify(
     counts: Counter[str] = Counter(audit.status for audit in audits)
     forged = counts["forged"] > 0
     if json_output:
-        _print_json(
+        cli._print_json(
             {
                 "thread": str(thread),
                 "messages": len(messages),
@@ -96,7 +96,7 @@ def verify(
     else:
         _show_audit(thread, messages, audits, counts)
     if forged:
-        raise typer.Exit(EXIT_FINDING)
+        raise typer.Exit(cli.EXIT_FINDING)
 
 
 def _count(n: int, noun: str) -> str:
@@ -115,7 +115,7 @@ def _show_audit(
 ) -> None:
     assistant = _answers(messages)
     # The path on a line of its own: a long one would crowd the counts out of the title.
-    _out.print(_safe(str(thread)), soft_wrap=True)
+    cli._out.print(cli._safe(str(thread)), soft_wrap=True)
     table = Table(
         title=f"{_count(len(audits), 'citation')} in {_count(assistant, 'assistant message')}"
     )
@@ -133,11 +133,11 @@ def _show_audit(
             str(audit.message_index),
             Text(audit.status, style=_STATUS_STYLES[audit.status]),
             audit.kind,
-            _safe(audit.label),
-            _safe(detail),
+            cli._safe(audit.label),
+            cli._safe(detail),
         )
-    _out.print(table)
+    cli._out.print(table)
     summary = ", ".join(f"{counts[s]} {s}" for s in CITATION_STATUSES if counts[s])
-    _out.print(_safe(summary or "No citations."))
+    cli._out.print(cli._safe(summary or "No citations."))
     if counts["forged"]:
-        _out.print(Text("✗ forged citations found", style="bold red"))
+        cli._out.print(Text("✗ forged citations found", style="bold red"))
