@@ -20,31 +20,33 @@ from rich.text import Text
 from deerflow.knowledge import cli
 from deerflow.knowledge.cli import _provider_options as options
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalProvider, RetrievalResult
-from deerflow.knowledge.evidence import read_evidence
+from deerflow.knowledge.evidence import MessageEvidence, read_evidence
 from deerflow.knowledge.providers.errors import ProviderError
 
 __all__ = ["search"]
 
 _EXCERPT_PREVIEW_CHARS: Final = 400
 
+QueryArgument = Annotated[
+    str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)
+]
+SearchJsonOption = Annotated[
+    bool, typer.Option("--json", help='Print {"content": ..., "artifact": ...} as JSON.')
+]
+RawOption = Annotated[
+    bool, typer.Option("--raw", help="Also print the tool content exactly as the model sees it.")
+]
+
 
 def search(
-    query: Annotated[
-        str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)
-    ],
+    query: QueryArgument,
     provider: options.ProviderOption = None,
     index_file: options.IndexOption = None,
     config: options.ConfigOption = None,
     base_url: options.BaseUrlOption = None,
     dataset: options.DatasetOption = None,
-    json_output: Annotated[
-        bool,
-        typer.Option("--json", help='Print {"content": ..., "artifact": ...} as JSON.'),
-    ] = False,
-    raw: Annotated[
-        bool,
-        typer.Option("--raw", help="Also print the tool content exactly as the model sees it."),
-    ] = False,
+    json_output: SearchJsonOption = False,
+    raw: RawOption = False,
 ) -> None:
     """Run the real knowledge_search tool and show the hits with their verified evidence.
 
@@ -128,10 +130,14 @@ def _show_search(
     if raw:
         cli._out.print(cli._safe(content), soft_wrap=True)
         cli._out.print()
-    unattributed = content.count("(unattributed: ")
     if not evidence.sources:
         cli._out.print(cli._safe(content if not raw else "No citable sources."))
         return
+    cli._out.print(_sources_table(provider, evidence))
+    _show_verdict(evidence, unattributed=content.count("(unattributed: "))
+
+
+def _sources_table(provider: str, evidence: MessageEvidence) -> Table:
     count = len(evidence.sources)
     table = Table(title=cli._safe(f"{provider}: {count} source{'' if count == 1 else 's'}"))
     table.add_column("#", justify="right")
@@ -154,7 +160,10 @@ def _show_search(
         )
         head.append(f"\n{native_source.id} (native RAGFlow)", style="dim")
         table.add_row(str(number), head, _evidence(native_source.text))
-    cli._out.print(table)
+    return table
+
+
+def _show_verdict(evidence: MessageEvidence, *, unattributed: int) -> None:
     reasons = [r.reason for r in evidence.rejected if not r.whole]
     errors = list(evidence.errors)
     if reasons or errors:

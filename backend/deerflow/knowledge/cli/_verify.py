@@ -40,21 +40,23 @@ _STATUS_STYLES: Final = {
     "web": "blue",
 }
 
+ThreadArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="THREAD",
+        help=(
+            "Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list; "
+            "or a DeerFlow batch export (JSON or JSON Lines items with result and "
+            "result_artifact)."
+        ),
+        show_default=False,
+        dir_okay=False,
+    ),
+]
+
 
 def verify(
-    thread: Annotated[
-        Path,
-        typer.Argument(
-            metavar="THREAD",
-            help=(
-                "Saved thread: a LangGraph state JSON, {'messages': [...]}, or a message list; "
-                "or a DeerFlow batch export (JSON or JSON Lines items with result and "
-                "result_artifact)."
-            ),
-            show_default=False,
-            dir_okay=False,
-        ),
-    ],
+    thread: ThreadArgument,
     json_output: options.JsonOption = False,
 ) -> None:
     """Audit every citation in every assistant message of a saved thread.
@@ -66,20 +68,7 @@ def verify(
     web (an external link, not audited). Exit code: 1 when any citation is forged, 2 when the file
     cannot be read, otherwise 0.
     """
-    try:
-        text = thread.read_text(encoding="utf-8")
-        saved = read_saved_export(text)  # a batch export: reports beside their saved evidence
-        if saved is None:
-            messages = thread_messages(json.loads(text))
-    except OSError as exc:
-        cli._fail(f"cannot read {thread} ({exc.strerror or type(exc).__name__}).", cli.EXIT_USAGE)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, format
-        detail = str(exc) if isinstance(exc, ThreadFormatError) else type(exc).__name__
-        cli._fail(f"{thread} is not a saved thread ({detail}).", cli.EXIT_USAGE)
-    if saved is None:
-        audits = audit_thread(messages)
-    else:
-        messages, audits = audit_saved_export(saved)
+    messages, audits = _audit(thread)
     counts: Counter[str] = Counter(audit.status for audit in audits)
     forged = counts["forged"] > 0
     if json_output:
@@ -97,6 +86,23 @@ def verify(
         _show_audit(thread, messages, audits, counts)
     if forged:
         raise typer.Exit(cli.EXIT_FINDING)
+
+
+def _audit(thread: Path) -> tuple[list[dict[str, Any]], list[CitationAudit]]:
+    """The file's messages and their citations' audits, or exit 2 when it is not a saved thread."""
+    try:
+        text = thread.read_text(encoding="utf-8")
+        saved = read_saved_export(text)  # a batch export: reports beside their saved evidence
+        if saved is None:
+            messages = thread_messages(json.loads(text))
+    except OSError as exc:
+        cli._fail(f"cannot read {thread} ({exc.strerror or type(exc).__name__}).", cli.EXIT_USAGE)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, format
+        detail = str(exc) if isinstance(exc, ThreadFormatError) else type(exc).__name__
+        cli._fail(f"{thread} is not a saved thread ({detail}).", cli.EXIT_USAGE)
+    if saved is None:
+        return messages, audit_thread(messages)
+    return audit_saved_export(saved)
 
 
 def _count(n: int, noun: str) -> str:
