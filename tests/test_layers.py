@@ -45,6 +45,7 @@ LAYERS: tuple[Layer, ...] = (
         (
             "_nesting",
             "_provider_settings",
+            "_redaction",
             "contract",
             "fitting",
             "handles",
@@ -83,7 +84,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer(4, "providers", ("providers.",), pure=False),
     Layer(5, "gateway", ("server.",), pure=False),
     Layer(5, "integrations", ("integrations.",), pure=False),
-    Layer(6, "cli", ("cli",), pure=False),
+    Layer(6, "cli", ("cli.",), pure=False),
 )
 
 #: Modules of the providers layer that are pure all the same (plain values in, values out).
@@ -500,3 +501,74 @@ def test_a_gateway_violation_is_found(module: str, source: str, message: str) ->
     sources[module] = sources.get(module, "") + source
     found = violations(sources, layers=SERVER_LAYERS, pure_modules=())
     assert any(message in line for line in found), found
+# --------------------------------------------------------------------------- inside cli/
+
+#: Inside ``cli/`` (docs/ARCHITECTURE.md, "Modules over ~500 lines"): the face (the app, the
+#: exit-code table, the output rules) and the shared provider options sit below the commands, one
+#: module each; a command imports those two and no other command.
+CLI_SHARED = ("cli", "cli._provider_options")
+
+
+def cli_violations(sources: Mapping[str, str]) -> list[str]:
+    """Every import inside ``cli/`` that breaks the rule above, as ``module:line: why``."""
+    names = {_name(module) for module in sources}
+    known = {_absolute(name) for name in names}
+    found: list[str] = []
+    for module, source in sorted(sources.items()):
+        relative = _name(module)
+        if not relative.startswith("cli.") or relative == "cli.__main__":
+            continue
+        allowed = ("cli",) if relative in CLI_SHARED else CLI_SHARED
+        for line, target in imports(module, source, known):
+            inside = target.removeprefix(PACKAGE + ".")
+            if (inside == "cli" or inside.startswith("cli.")) and inside not in allowed:
+                found.append(f"{_absolute(relative)}:{line}: imports {target}")
+    return found
+
+
+def test_the_cli_commands_import_only_what_they_share() -> None:
+    sources = package_sources()
+    commands = [m for m in sources if m.startswith("cli._") and m not in CLI_SHARED]
+    assert len(commands) >= 4  # index, search, verify, serve
+    assert cli_violations(sources) == []
+
+
+def test_a_cli_command_importing_another_is_found() -> None:
+    sources = {
+        "cli.__init__": "from deerflow.knowledge.cli import _index, _serve\n",
+        "cli._provider_options": "from deerflow.knowledge.cli import _fail\n",
+        "cli._index": "from deerflow.knowledge.cli._provider_options import IndexOption\n",
+        "cli._serve": "from deerflow.knowledge.cli import _fail\nfrom . import _index\n",
+    }
+    assert cli_violations(sources) == [
+        "deerflow.knowledge.cli._serve:2: imports deerflow.knowledge.cli._index"
+    ]
+    sources["cli._provider_options"] += "from deerflow.knowledge.cli._index import index\n"
+    assert cli_violations(sources)[0] == (
+        "deerflow.knowledge.cli._provider_options:2: imports deerflow.knowledge.cli._index"
+    )
+
+
+#: Parts of the package where every module has a same-named test file
+#: (``cli/_index.py`` -> ``tests/test_cli_index.py``) or names in its docstring a test that covers it.
+TESTED_PARTS = ("cli.", "integrations.")
+
+
+def _same_named_test(relative: str) -> Path:
+    parts = [part.strip("_") for part in relative.split(".") if part != "__init__"]
+    return ROOT / "tests" / f"test_{'_'.join(parts)}.py"
+
+
+def test_every_module_has_its_test_or_names_one() -> None:
+    missing = []
+    for module, source in package_sources().items():
+        if not module.startswith(TESTED_PARTS):
+            continue
+        docstring = ast.get_docstring(ast.parse(source)) or ""
+        named = re.findall(r"tests/[\w/]+\.py", docstring)
+        if _same_named_test(module).is_file() or (
+            named and all((ROOT / path).is_file() for path in named)
+        ):
+            continue
+        missing.append(module)
+    assert missing == []

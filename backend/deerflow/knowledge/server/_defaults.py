@@ -1,7 +1,7 @@
 """What the gateway uses when it is not told otherwise, read by the wiring and the CLI alike.
 
-Importing it costs nothing (no FastAPI, no LangGraph): ``cli.py`` reads ``GATEWAY_DEFAULTS`` for
-its ``serve`` options at import time, while ``--help`` must stay light. It also holds the two
+Importing it costs nothing (no FastAPI, no LangGraph): ``cli/_serve.py`` reads
+``GATEWAY_DEFAULTS`` for its ``serve`` options at import time, while ``--help`` must stay light. It also holds the two
 questions the gateway and the CLI both ask of a storage target or an installation: is this a
 PostgreSQL URL, and where is the bundled chat page.
 """

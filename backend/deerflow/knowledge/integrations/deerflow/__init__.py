@@ -10,6 +10,8 @@
 
 Nothing here imports DeerFlow at import time: DeerFlow's modules are looked up when a tool runs or
 the gateway wrapper is loaded, so these modules import (and test) without DeerFlow installed.
+Each module names the test that covers it; ``tests/integration/deerflow/test_install.py`` imports
+this package inside DeerFlow's real backend, and the tests beside it run DeerFlow's UI on it.
 """
 
 __all__: list[str] = []

@@ -8,7 +8,8 @@ tools do the same. DeerFlow's ``tool_output`` budget is read here too, because i
 long a tool message may be before DeerFlow cuts it.
 
 DeerFlow is imported lazily: outside DeerFlow these modules still import, and a call answers with
-a clear error instead.
+a clear error instead. ``tests/test_integrations_deerflow_tools.py`` covers it against a stand-in
+``deerflow.config`` with DeerFlow's shapes; ``tests/integration/deerflow/`` against DeerFlow's own.
 """
 
 from __future__ import annotations

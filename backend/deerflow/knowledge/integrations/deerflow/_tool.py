@@ -6,7 +6,7 @@ at import with no I/O. Each call reads the entry (see ``_host``), checks its key
 provider built for the same settings, and fits the result under DeerFlow's own tool-output budget
 — a message DeerFlow never has to cut keeps every record it carries verifiable, and DeerFlow's
 run events and checkpoint hold the same text. Every failure is an ``Error: …`` string for the
-model, never an exception.
+model, never an exception. ``tests/test_integrations_deerflow_tools.py`` covers it.
 """
 
 from __future__ import annotations

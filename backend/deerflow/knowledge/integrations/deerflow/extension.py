@@ -7,7 +7,9 @@ from ``config.yaml``'s ``tools:`` list); :func:`install` registers one gateway s
 checks every ``knowledge_search`` entry pointing at this package when the gateway starts, so a
 misspelt key or an unusable budget is reported in the gateway's log before the first question,
 and the middlewares of ``subagents`` that let DeerFlow's ``task`` forward the evidence its
-subagent cited.
+subagent cited. ``tests/test_integrations_deerflow_tools.py`` covers :func:`install`;
+``tests/integration/deerflow/test_install.py`` installs the package with DeerFlow's extension
+manager.
 """
 
 from __future__ import annotations

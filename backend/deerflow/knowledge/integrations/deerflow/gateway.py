@@ -7,7 +7,9 @@ place of ``app.gateway.app:app``::
 
 ``app`` is DeerFlow's own application object, created by DeerFlow on first access and wrapped in
 :class:`~deerflow.knowledge.integrations.deerflow.boundary.KnowledgeTrustBoundary`; everything
-else — routes, lifespan, authentication, streaming — is DeerFlow's, unchanged.
+else — routes, lifespan, authentication, streaming — is DeerFlow's, unchanged. The tests under
+``tests/integration/deerflow/`` serve DeerFlow through it (``tests/integration/deerflow/gateway.py``
+starts it); ``tests/test_integrations_deerflow_boundary.py`` covers the wrapper itself.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ Keys of the ``tools:`` entry, DeerFlow's names: ``base_url`` (default ``http://l
 ``api_key`` (write ``$LIGHTRAG_API_KEY``: DeerFlow resolves ``$VAR`` references), ``mode``
 (``naive``, ``local``, ``global``, ``hybrid``, ``mix``; default ``mix``), ``timeout`` (seconds),
 ``top_k``, ``chunk_top_k``, ``max_chars_per_chunk`` and ``max_total_chars``.
+``tests/test_integrations_deerflow_tools.py`` covers it.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Keys of the ``tools:`` entry (all optional): ``index`` (the SQLite file ``deerfl
 index`` wrote; relative to ``config.yaml``; default ``.deerflow-knowledge/index.sqlite`` in the
 working directory, as the command line's), ``top_k`` (hits per search, 1 to 100, default 8),
 ``dataset_name`` (shown as every hit's dataset), ``max_chars_per_chunk`` and ``max_total_chars``.
+``tests/test_integrations_deerflow_tools.py`` covers it; ``tests/integration/deerflow/`` uses it
+inside DeerFlow.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Keys of the ``tools:`` entry, DeerFlow's names and defaults: ``base_url``
 ``timeout``, ``page_size``, ``similarity_threshold``, ``vector_similarity_weight``, ``top_k``,
 ``max_chars_per_chunk`` and ``max_total_chars``. Results keep DeerFlow's native
 ``knowledge_sources`` snapshots and ``[citation:N](#knowledge-…)`` links, so DeerFlow's own
-readers and UI accept them unchanged.
+readers and UI accept them unchanged. ``tests/test_integrations_deerflow_tools.py`` covers it.
 """
 
 from __future__ import annotations
