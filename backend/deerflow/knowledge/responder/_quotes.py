@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from deerflow.knowledge.responder._terms import Term, concepts, question_terms
+from deerflow.knowledge.text import ends_sentence, looks_like_heading, sentence_ends
 
 __all__ = [
     "CLAUSE_ANSWERED",
@@ -85,9 +86,7 @@ RANK_PENALTY: Final = 0.01
 #: of the weight of the question concepts its heading names (a FAQ's question, a run-in heading).
 LEAD_WEIGHT: Final = 0.4
 
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 _BLOCK_SPLIT_RE = re.compile(r"\n\s*\n")
-_HEADING_MAX_CHARS: Final = 80
 _LIST_ITEM_RE = re.compile(r"(?:[-*+]|\d{1,3}\.)\s")
 _PRONOUN_START_RE = re.compile(
     r"(?:It|Its|They|Their|Them|This|These|That|Those|Both|Either|Neither|Such|He|She)\b"
@@ -136,24 +135,20 @@ class Candidate:
     """The first sentence under its heading in the excerpt: where a section answers its title."""
 
 
-def _is_complete(sentence: str) -> bool:
+def _is_complete(sentence: str, *, at_edge: bool) -> bool:
+    """A whole statement: long enough, ended where a sentence ends, and begun as one — with a
+    capital, a letter of a script without case, a digit, code or a quotation mark, or in lower case
+    ("deerflow-knowledge is…", a name spelled so) unless it is the first text of the excerpt
+    (``at_edge``), which may be the tail of a sentence the chunk cut."""
+    first = sentence[:1]
     return (
         len(sentence) > 20
-        and sentence[-1] in ".!?"
-        and (sentence[0].isupper() or sentence[0].isdigit() or sentence[0] in "`\"'“")
-    )
-
-
-def _looks_like_heading(line: str, following: str | None) -> bool:
-    """A short first line with no sentence punctuation at its end, followed by a line that starts
-    with a capital: a PDF page's or a text file's heading (wrapped prose ends lines mid-sentence
-    and goes on in lower case or with code instead)."""
-    return (
-        following is not None
-        and len(line) <= _HEADING_MAX_CHARS
-        and line[0].isupper()
-        and line[-1] not in ".!?,;:"
-        and following[0].isupper()
+        and ends_sentence(sentence)
+        and (
+            (first.isalpha() and (not first.islower() or not at_edge))
+            or first.isdigit()
+            or first in "`\"'“"
+        )
     )
 
 
@@ -165,18 +160,22 @@ def sentences(excerpt: str) -> list[Candidate]:
     found: list[Candidate] = []
     heading = ""
     lead = False
+    edge = True  # nothing of the excerpt read yet: its first words may be a cut sentence's tail
     for block in _BLOCK_SPLIT_RE.split(excerpt):
         lines = [line.strip() for line in block.splitlines() if line.strip()]
-        if not lines or lines[0].startswith(("```", "~~~", "|")):
+        if not lines:
+            continue
+        at_start, edge = edge, False
+        if lines[0].startswith(("```", "~~~", "|")):
             continue
         if lines[0].startswith("#"):
             heading = lines[0].lstrip("#").strip()
             lines = lines[1:]
-            lead = True
-        if lines and _looks_like_heading(lines[0], lines[1] if len(lines) > 1 else None):
+            lead, at_start = True, False
+        if lines and looks_like_heading(lines[0], lines[1] if len(lines) > 1 else ""):
             heading = lines[0]
             lines = lines[1:]
-            lead = True
+            lead, at_start = True, False
         # A list item starts a new statement; other lines continue the one before.
         items: list[list[str]] = []
         for line in lines:
@@ -186,8 +185,10 @@ def sentences(excerpt: str) -> list[Candidate]:
                 items[-1].append(line)
         for number, item in enumerate(items):
             previous: str | None = None
-            for index, sentence in enumerate(_SENTENCE_END_RE.split(" ".join(item))):
-                sentence = sentence.strip()
+            joined = " ".join(item)
+            cuts = [0, *sentence_ends(joined), len(joined)]
+            for index, (start, end) in enumerate(itertools.pairwise(cuts)):
+                sentence = joined[start:end].strip()
                 if (
                     not lead
                     and number == 0
@@ -199,7 +200,7 @@ def sentences(excerpt: str) -> list[Candidate]:
                     heading = sentence[:-1]
                     lead = True
                     continue
-                if not _is_complete(sentence):
+                if not _is_complete(sentence, at_edge=at_start and number == 0 and index == 0):
                     previous = None
                     continue
                 if _PRONOUN_START_RE.match(sentence):
