@@ -121,6 +121,9 @@ _WORD_RE = re.compile(r"[^\W\d_][\w-]*")
 #: A quantity's unit follows it within this many words (and characters): "100 source records".
 _UNIT_WORDS: Final = 3
 _UNIT_WINDOW_CHARS: Final = 40
+_TOKEN_RE = re.compile(r"\S+")
+#: A path's last part is a file name with an extension ("lightrag-setup.md").
+_FILE_NAME_RE = re.compile(r"/[\w-]+\.[A-Za-z]\w{0,7}\Z")
 #: Clause boundaries of a question: a comma, semicolon, colon or question mark, or " and ".
 _CLAUSE_RE = re.compile(r"[,;:?]\s*|\s+and\s+", re.IGNORECASE)
 
@@ -381,6 +384,18 @@ def _confident(
     return all(weights[c] / total <= MAX_UNSTATED_ELSEWHERE for c in unstated)
 
 
+def _without_paths(sentence: str) -> str:
+    """``sentence`` with each file path it writes out ("such as providers/lightrag-setup.md")
+    blanked: a path names a file as an example or a location; the words in it are not what the
+    sentence says (a document's own title, a path, still counts as its context)."""
+    return _TOKEN_RE.sub(lambda m: " " if _is_path(m.group()) else m.group(), sentence)
+
+
+def _is_path(token: str) -> bool:
+    token = token.strip("`'\"()[]<>,;:.!?")
+    return "/" in token and "://" not in token and _FILE_NAME_RE.search(token) is not None
+
+
 def choose(
     question: str, evidence: Sequence[Evidence], *, limit: int, closest: int = MAX_CLOSEST
 ) -> Choice:
@@ -392,7 +407,7 @@ def choose(
         return Choice()
     scored = []
     for item in evidence:
-        words = concepts(item.candidate.text)
+        words = concepts(_without_paths(item.candidate.text))
         context = concepts(f"{item.candidate.heading} {item.title}")
         scored.append(
             _Scored(
