@@ -2,7 +2,8 @@
 
 The offline responder quotes; this module chooses what. Each excerpt is read as whole sentences
 (hard-wrapped lines joined, headings, fences and table rows set aside, fragments at a cut edge
-dropped); a sentence that opens with a pronoun ("It needs no server…") is only ever quoted
+dropped; where a sentence ends and which line is a heading are the chunker's rules, in
+:mod:`deerflow.knowledge.text`); a sentence that opens with a pronoun ("It needs no server…") is only ever quoted
 together with the sentence before it, which says what "it" is. Every candidate is scored by the
 share of the question's concepts (:mod:`deerflow.knowledge.responder._terms`) it states, each
 weighted by how rare it is in the evidence, with its section heading and document title as
