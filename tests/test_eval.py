@@ -12,6 +12,7 @@ import pytest
 from benchmarks.eval import (
     CLOSEST_HEADING,
     HELD_OUT_2_PATH,
+    HELD_OUT_3_PATH,
     LITERAL_PATH,
     Question,
     Questions,
@@ -33,6 +34,7 @@ from deerflow.knowledge.tools import run_knowledge_search
 QUESTIONS = load_questions()
 LITERAL = load_questions(LITERAL_PATH)
 HELD_OUT_2 = load_questions(HELD_OUT_2_PATH)
+HELD_OUT_3 = load_questions(HELD_OUT_3_PATH)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +50,8 @@ def _normal(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_the_sets_have_enough_distinct_questions_in_both_splits() -> None:
-    for questions in (QUESTIONS, LITERAL, HELD_OUT_2):
+def test_the_sets_have_enough_distinct_questions_in_every_split() -> None:
+    for questions in (QUESTIONS, LITERAL, HELD_OUT_2, HELD_OUT_3):
         asked = [q.question for q in questions.answerable + questions.unanswerable]
         assert len(set(asked)) == len(asked)
     assert len(QUESTIONS.answerable) >= 60 and len(QUESTIONS.unanswerable) >= 15
@@ -60,6 +62,19 @@ def test_the_sets_have_enough_distinct_questions_in_both_splits() -> None:
     assert len(HELD_OUT_2.answerable) >= 30 and len(HELD_OUT_2.unanswerable) >= 12
     assert {q.split for q in HELD_OUT_2.answerable + HELD_OUT_2.unanswerable} == {"held_out_2"}
     assert {q.kind for q in HELD_OUT_2.unanswerable} == {"off-topic", "near-miss"}
+    for fresh, split in ((HELD_OUT_2, "held_out_2"), (HELD_OUT_3, "held_out_3")):
+        assert len(fresh.answerable) >= 30 and len(fresh.unanswerable) >= 12
+        assert {q.split for q in fresh.answerable + fresh.unanswerable} == {split}
+        assert {q.kind for q in fresh.unanswerable} == {"off-topic", "near-miss"}
+    # The third held-out split asks nothing another set already asks.
+    earlier = {
+        _normal(q.question).lower()
+        for questions in (QUESTIONS, LITERAL, HELD_OUT_2)
+        for q in questions.answerable + questions.unanswerable
+    }
+    assert not earlier & {
+        _normal(q.question).lower() for q in HELD_OUT_3.answerable + HELD_OUT_3.unanswerable
+    }
     literal = {_normal(q.question).lower() for q in LITERAL.answerable}
     assert not literal & {_normal(q.question).lower() for q in QUESTIONS.answerable}
 
@@ -74,7 +89,9 @@ def test_every_answer_span_is_in_its_document_and_page(
             "SELECT title, page, text FROM chunks ORDER BY id"
         ):
             pages[(title, page)] = pages.get((title, page), "") + " " + text
-    for item in QUESTIONS.answerable + LITERAL.answerable + HELD_OUT_2.answerable:
+    for item in (
+        QUESTIONS.answerable + LITERAL.answerable + HELD_OUT_2.answerable + HELD_OUT_3.answerable
+    ):
         assert item.sources and all(source.answers for source in item.sources), item
         for source in item.sources:
             assert (source.page is not None) is source.title.endswith(".pdf"), item
@@ -175,15 +192,19 @@ def test_a_near_miss_is_declined_and_shows_its_closest_passages_with_citations(
         assert cited[0].source_id in excerpts and quote in excerpts[cited[0].source_id]
 
 
-def test_bench_quality_prints_every_measure_for_both_held_out_splits_tune_and_the_literal_set(
+def test_bench_quality_prints_every_measure_for_every_held_out_split_tune_and_the_literal_set(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from benchmarks import bench_quality
 
     def few(path: Path | None = None) -> Questions:
         """Two questions of each kind and split: the printing is under test, not the figures."""
-        questions = {LITERAL_PATH: LITERAL, HELD_OUT_2_PATH: HELD_OUT_2}.get(path, QUESTIONS)
-        splits = ("tune", "held_out", "held_out_2", "literal")
+        questions = {
+            LITERAL_PATH: LITERAL,
+            HELD_OUT_2_PATH: HELD_OUT_2,
+            HELD_OUT_3_PATH: HELD_OUT_3,
+        }.get(path, QUESTIONS)
+        splits = ("tune", "held_out", "held_out_2", "held_out_3", "literal")
         return Questions(
             tuple(q for s in splits for q in [a for a in questions.answerable if a.split == s][:2]),
             tuple(
@@ -196,7 +217,7 @@ def test_bench_quality_prints_every_measure_for_both_held_out_splits_tune_and_th
     printed = capsys.readouterr().out
     runs = printed.split("\n")
     headers = [line.split(":")[0] for line in runs if line and not line.startswith(" ")]
-    assert {"tune", "held_out", "held_out_2", "old literal set"} <= set(headers)
+    assert {"tune", "held_out", "held_out_2", "held_out_3", "old literal set"} <= set(headers)
     for measure in (
         "precision",
         "coverage",

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from benchmarks.eval import closest_passages, declined, quoted_sentences
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -10,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations
 from deerflow.knowledge.formatting import citation_link
+from deerflow.knowledge.providers.chunking import chunk_text
 from deerflow.knowledge.responder import (
     ANSWER_HEADING,
     CLOSEST_PASSAGES,
@@ -221,6 +223,78 @@ def test_wrapped_lines_are_not_mistaken_for_headings_or_list_items() -> None:
         "Run input and state writes that come from callers pass through `strip_reserved_keys`.",
         "The artifact holds a version (exactly the number 1) and a list.",
     ]
+
+
+def test_a_paragraph_may_open_in_lower_case_but_an_excerpt_may_not() -> None:
+    """A name spelled in lower case ("deerflow-knowledge is…") opens a paragraph as any sentence
+    does, and the pronoun-led sentence after it is quoted with it; only the excerpt's own first
+    words may be the tail of a sentence the chunk cut."""
+    overview = (
+        "# What deerflow-knowledge is\n\n"
+        "deerflow-knowledge is a provider-neutral, read-only knowledge contract for LLM agents. "
+        "It gives an\nagent a `knowledge_search` tool that returns retrieved text."
+    )
+    first = "deerflow-knowledge is a provider-neutral, read-only knowledge contract for LLM agents."
+    assert [(s.text, s.heading, s.lead) for s in _sentences(overview)] == [
+        (first, "What deerflow-knowledge is", True),
+        (
+            f"{first} It gives an agent a `knowledge_search` tool that returns retrieved text.",
+            "What deerflow-knowledge is",
+            False,
+        ),
+    ]
+    for opening in ("Intro paragraph that ends here.\n\n", "## Overview\n", "```\ncode\n```\n\n"):
+        assert _sentences(opening + overview.split("\n\n", 1)[1])[-2].text == first
+    # At the excerpt's start a lower-case sentence may be a cut one's tail: dropped, and so is the
+    # pronoun-led sentence after it.
+    assert _sentences(overview.split("\n\n", 1)[1]) == []
+    assert [s.text for s in _sentences("and the rest is indexed. The report lists files.")] == [
+        "The report lists files."
+    ]
+
+
+def test_the_words_of_a_file_path_in_a_sentence_are_not_what_it_says() -> None:
+    """A path written out as an example names a file: "such as providers/lightrag-setup.md" does
+    not make a sentence about local titles one about LightRAG (a title, itself a path, still
+    counts as context, and a URL or an endpoint stays words)."""
+    local = KnowledgeSource.create(
+        provider="local",
+        title="local-index.txt",
+        excerpt=(
+            "The title of a hit is the file path relative to the indexed folder, such as "
+            "providers/lightrag-setup.md or guides/ragflow.txt."
+        ),
+    )
+    assert declined(_answer("What title does a LightRAG hit get?", local))
+    assert declined(_answer("Which title does a RAGFlow hit have?", local))
+    quotes = _quotes(_answer("What title does a local hit get?", local))
+    assert quotes == [local.excerpt]
+    setup = KnowledgeSource.create(
+        provider="local",
+        title="providers/lightrag-setup.md",
+        excerpt="A hit's title is the chunk's file path, and its URL is never https://x.test/a.md.",
+    )
+    assert _quotes(_answer("What title does a LightRAG hit get?", local, setup)) == [setup.excerpt]
+
+
+def test_a_sentence_ends_where_the_chunker_ends_it() -> None:
+    """One rule for both (deerflow.knowledge.text): a closing quote or bracket belongs to the
+    sentence it closes, and an ideographic full stop ends a sentence with no space after it."""
+    said = [
+        'The server says "the key is never printed." ',
+        "The log shows the request (and its status.) ",
+        "Every run compares a content hash per file.",
+    ]
+    cjk = [
+        "本地索引不需要服务器也不需要网络连接就可以直接运行。",
+        "每次运行都会比较每个文件的内容哈希值来决定是否重建。",
+    ]
+    for parts in (said, cjk):
+        text = "".join(parts)
+        expected = [p.strip() for p in parts]
+        assert [s.text for s in _sentences(text)] == expected
+        longest = max(len(p) for p in expected)
+        assert chunk_text(text, chunk_chars=longest, chunk_overlap=0) == expected
 
 
 def test_list_items_are_separate_statements() -> None:
@@ -475,3 +549,28 @@ def test_reading_quantities_and_quoting_inertly_cost_linear_work(monkeypatch: An
     assert work[1] <= 2 * work[0] + _quotes._UNIT_WORDS
     assert work[1] <= _quotes._UNIT_WORDS * 200_000 // 4
     assert inert("<[`" * 333_334).count("\\") == 3 * 333_334  # a million characters
+
+
+def test_blanking_file_paths_costs_work_linear_in_the_sentence() -> None:
+    """Counted: one look at each white-space separated token, a million characters of tokens
+    that are paths, almost paths, or one long slashed token alike."""
+    from deerflow.knowledge.responder import _quotes
+
+    for text in (
+        "a/b.md " * 142_858,
+        "a/b/c/d " * 125_000,
+        "/x" * 500_000,
+        "/" + "a" * 999_999,
+    ):
+        calls = 0
+        is_path = _quotes._is_path
+
+        def counting(token: str, is_path: Any = is_path) -> bool:
+            nonlocal calls
+            calls += 1
+            return bool(is_path(token))
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_quotes, "_is_path", counting)
+            blanked = _quotes._without_paths(text)
+        assert calls == len(text.split()) and len(blanked) <= len(text)

@@ -7,6 +7,9 @@ sets themselves against the corpus and the structural facts of the responder's r
   the responder is developed) and ``held_out`` (only ever measured, never read for tuning).
 * ``held_out_2.json``: a second held-out split (``held_out_2``), written from the corpus alone
   before the confidence rule was chosen a second time, and only ever measured.
+* ``held_out_3.json``: a third held-out split (``held_out_3``), written from the corpus alone
+  before the third pass at the rule. The earlier held-out splits had been measured by then, so for
+  any rule chosen after it they are seen data; this split is the honest report.
 * ``literal.json``: questions that reuse the documents' own words, a check that the literal case
   keeps working.
 """
@@ -32,6 +35,7 @@ from deerflow.knowledge.tools import run_knowledge_search
 __all__ = [
     "CLOSEST_HEADING",
     "HELD_OUT_2_PATH",
+    "HELD_OUT_3_PATH",
     "LITERAL_PATH",
     "QUESTIONS_PATH",
     "Answer",
@@ -52,6 +56,7 @@ __all__ = [
 QUESTIONS_PATH = Path(__file__).resolve().parent / "questions.json"
 LITERAL_PATH = Path(__file__).resolve().parent / "literal.json"
 HELD_OUT_2_PATH = Path(__file__).resolve().parent / "held_out_2.json"
+HELD_OUT_3_PATH = Path(__file__).resolve().parent / "held_out_3.json"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,30 +15,42 @@ document uncitable, rewriting them would change what the record says), so every 
 title, dataset name or citation label runs through :func:`visible_text`, which spells each bidi
 control and invisible format character as ``<U+XXXX>``.
 
-``frontend/src/text.ts`` and ``visible.ts`` are the TypeScript twins. Pure.
+Two reading rules of prose live here too, because the chunker (which cuts a document where a
+statement ends) and the offline responder (which quotes whole sentences of an excerpt) must agree
+on them: where a sentence ends (:func:`sentence_ends`) and which first line of a paragraph is a
+heading (:func:`looks_like_heading`).
+
+``frontend/src/text.ts`` and ``visible.ts`` are the TypeScript twins of the character classes.
+Pure.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Final
 
 __all__ = [
     "CONTROL_CHARACTERS",
     "CONTROL_RE",
     "ELLIPSIS",
+    "HEADING_MAX_CHARS",
     "INVISIBLE_FORMAT_RANGES",
     "LONE_SURROGATE_RE",
     "REPLACEMENT_CHARACTER",
+    "SENTENCE_END_RE",
     "WHITE_SPACE",
     "controls_to_space",
+    "ends_sentence",
     "has_forbidden_title_character",
     "has_lone_surrogate",
     "has_space_or_control",
     "is_blank",
+    "looks_like_heading",
     "one_line",
     "printable",
     "replace_lone_surrogates",
+    "sentence_ends",
     "visible_text",
 ]
 
@@ -65,6 +77,16 @@ _TERMINAL_UNSAFE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _NOT_WHITE_SPACE_RE = re.compile(
     r"[^\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
+
+#: A sentence ends at ``.``, ``!`` or ``?`` (closing quotes and brackets included) and white space,
+#: or at an ideographic full stop, exclamation or question mark (CJK text puts no space after it).
+_STOP = r"[.!?][\"'\u201d\u2019)\]]*"
+_IDEOGRAPHIC_STOP = r"[\u3002\uff01\uff1f]"
+SENTENCE_END_RE: Final = re.compile(rf"{_STOP}\s+|{_IDEOGRAPHIC_STOP}\s*")
+_ENDS_SENTENCE_RE = re.compile(rf"(?:{_STOP}|{_IDEOGRAPHIC_STOP})\Z")
+#: A first line at most this long, with no sentence punctuation at its end and followed by a line
+#: that starts with a capital, is a heading (a PDF page's or a text file's title).
+HEADING_MAX_CHARS: Final = 80
 
 #: Code points shown as ``<U+XXXX>``: the bidi embeddings, overrides, isolates and marks, and the
 #: format characters that render as nothing (zero-width space, word joiner and invisible
@@ -142,3 +164,35 @@ def printable(text: str) -> str:
 def visible_text(text: str) -> str:
     """``text`` with each invisible format character written as ``<U+XXXX>`` (for display only)."""
     return _INVISIBLE_RE.sub(lambda match: f"<U+{ord(match.group()):04X}>", text)
+
+
+def sentence_ends(text: str, start: int = 0, end: int | None = None) -> Iterator[int]:
+    """Where each sentence of ``text[start:end]`` but the last ends: the offset after a
+    :data:`SENTENCE_END_RE` match (its white space included), unless the text goes on in lower
+    case there ("e.g. this", "v1. the next"), which continues the sentence. One pass, linear in
+    the span."""
+    stop = len(text) if end is None else end
+    for match in SENTENCE_END_RE.finditer(text, start, stop):
+        if match.end() >= stop:
+            return
+        if not text[match.end()].islower():
+            yield match.end()
+
+
+def ends_sentence(text: str) -> bool:
+    """Whether ``text`` ends where :data:`SENTENCE_END_RE` ends a sentence (its stop, closing
+    quotes and brackets included): a quoted sentence is whole at its end, not cut mid-statement."""
+    return _ENDS_SENTENCE_RE.search(text) is not None
+
+
+def looks_like_heading(line: str, following: str) -> bool:
+    """A paragraph's first ``line`` (stripped) is a heading when it is at most
+    :data:`HEADING_MAX_CHARS` code points, starts with a capital, has no sentence punctuation at
+    its end and the ``following`` line starts with a capital: wrapped prose ends a line
+    mid-sentence and goes on in lower case or with code instead."""
+    return (
+        0 < len(line) <= HEADING_MAX_CHARS
+        and line[0].isupper()
+        and line[-1] not in ".!?,;:"
+        and following[:1].isupper()
+    )

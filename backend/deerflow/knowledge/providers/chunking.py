@@ -27,6 +27,7 @@ from typing import Final
 from deerflow.knowledge._provider_settings import LOCAL as _PROVIDER
 from deerflow.knowledge.providers.errors import ProviderConfigError
 from deerflow.knowledge.rules import MAX_EXCERPT_CHARS
+from deerflow.knowledge.text import looks_like_heading, sentence_ends
 
 __all__ = [
     "DEFAULT_CHUNK_CHARS",
@@ -43,17 +44,10 @@ DEFAULT_CHUNK_CHARS: Final = 800
 DEFAULT_CHUNK_OVERLAP: Final = 120
 MIN_CHUNK_CHARS: Final = 16
 MAX_CHUNK_CHARS: Final = MAX_EXCERPT_CHARS
-#: A first line at most this long, with no sentence punctuation at its end and followed by a line
-#: that starts with a capital, is a heading (wrapped prose goes on in lower case or with code).
-_HEADING_MAX_CHARS: Final = 80
-
 _FENCE_RE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
 #: A line that starts a Markdown block of its own: heading, list item, table row, quotation.
 _BLOCK_START_RE = re.compile(r"[ \t]*(?:#{1,6}(?:\s|$)|[-*+]\s|\d{1,9}[.)]\s|\||>)")
 _HEADING_LINE_RE = re.compile(r"[ \t]*#{1,6}(?:\s|$)")
-#: A sentence ends at ``.``, ``!`` or ``?`` (closing quotes and brackets included) and white space,
-#: unless the text goes on in lower case ("e.g. this"); or at an ideographic full stop.
-_SENTENCE_END_RE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f]\s*")
 _WORD_BREAK_RE = re.compile(r"\s+")
 
 
@@ -172,7 +166,7 @@ def _block_units(
             text[lines[index + 1][0] : lines[index + 1][1]] if index + 1 < len(lines) else ""
         )
         heading = bool(_HEADING_LINE_RE.match(line)) or (
-            index == 0 and _looks_like_heading(line.strip(), following.strip())
+            index == 0 and looks_like_heading(line.strip(), following.strip())
         )
         if not groups or heading or groups[-1][1] or _BLOCK_START_RE.match(line):
             groups.append(([(line_start, line_end)], heading))
@@ -187,24 +181,11 @@ def _block_units(
                 yield unit, False
 
 
-def _looks_like_heading(line: str, following: str) -> bool:
-    return (
-        0 < len(line) <= _HEADING_MAX_CHARS
-        and line[0].isupper()
-        and line[-1] not in ".!?,;:"
-        and following[:1].isupper()
-    )
-
-
 def _sentences(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     cursor = start
-    for match in _SENTENCE_END_RE.finditer(text, start, end):
-        if match.end() >= end:
-            break
-        if text[match.end()].islower():
-            continue
-        yield from _trimmed(text, cursor, match.end())
-        cursor = match.end()
+    for cut in sentence_ends(text, start, end):
+        yield from _trimmed(text, cursor, cut)
+        cursor = cut
     yield from _trimmed(text, cursor, end)
 
 

@@ -2,7 +2,8 @@
 
 The offline responder quotes; this module chooses what. Each excerpt is read as whole sentences
 (hard-wrapped lines joined, headings, fences and table rows set aside, fragments at a cut edge
-dropped); a sentence that opens with a pronoun ("It needs no server…") is only ever quoted
+dropped; where a sentence ends and which line is a heading are the chunker's rules, in
+:mod:`deerflow.knowledge.text`); a sentence that opens with a pronoun ("It needs no server…") is only ever quoted
 together with the sentence before it, which says what "it" is. Every candidate is scored by the
 share of the question's concepts (:mod:`deerflow.knowledge.responder._terms`) it states, each
 weighted by how rare it is in the evidence, with its section heading and document title as
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from deerflow.knowledge.responder._terms import Term, concepts, question_terms
+from deerflow.knowledge.text import ends_sentence, looks_like_heading, sentence_ends
 
 __all__ = [
     "CLAUSE_ANSWERED",
@@ -85,9 +87,7 @@ RANK_PENALTY: Final = 0.01
 #: of the weight of the question concepts its heading names (a FAQ's question, a run-in heading).
 LEAD_WEIGHT: Final = 0.4
 
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 _BLOCK_SPLIT_RE = re.compile(r"\n\s*\n")
-_HEADING_MAX_CHARS: Final = 80
 _LIST_ITEM_RE = re.compile(r"(?:[-*+]|\d{1,3}\.)\s")
 _PRONOUN_START_RE = re.compile(
     r"(?:It|Its|They|Their|Them|This|These|That|Those|Both|Either|Neither|Such|He|She)\b"
@@ -122,6 +122,9 @@ _WORD_RE = re.compile(r"[^\W\d_][\w-]*")
 #: A quantity's unit follows it within this many words (and characters): "100 source records".
 _UNIT_WORDS: Final = 3
 _UNIT_WINDOW_CHARS: Final = 40
+_TOKEN_RE = re.compile(r"\S+")
+#: A path's last part is a file name with an extension ("lightrag-setup.md").
+_FILE_NAME_RE = re.compile(r"/[\w-]+\.[A-Za-z]\w{0,7}\Z")
 #: Clause boundaries of a question: a comma, semicolon, colon or question mark, or " and ".
 _CLAUSE_RE = re.compile(r"[,;:?]\s*|\s+and\s+", re.IGNORECASE)
 
@@ -136,24 +139,20 @@ class Candidate:
     """The first sentence under its heading in the excerpt: where a section answers its title."""
 
 
-def _is_complete(sentence: str) -> bool:
+def _is_complete(sentence: str, *, at_edge: bool) -> bool:
+    """A whole statement: long enough, ended where a sentence ends, and begun as one — with a
+    capital, a letter of a script without case, a digit, code or a quotation mark, or in lower case
+    ("deerflow-knowledge is…", a name spelled so) unless it is the first text of the excerpt
+    (``at_edge``), which may be the tail of a sentence the chunk cut."""
+    first = sentence[:1]
     return (
         len(sentence) > 20
-        and sentence[-1] in ".!?"
-        and (sentence[0].isupper() or sentence[0].isdigit() or sentence[0] in "`\"'“")
-    )
-
-
-def _looks_like_heading(line: str, following: str | None) -> bool:
-    """A short first line with no sentence punctuation at its end, followed by a line that starts
-    with a capital: a PDF page's or a text file's heading (wrapped prose ends lines mid-sentence
-    and goes on in lower case or with code instead)."""
-    return (
-        following is not None
-        and len(line) <= _HEADING_MAX_CHARS
-        and line[0].isupper()
-        and line[-1] not in ".!?,;:"
-        and following[0].isupper()
+        and ends_sentence(sentence)
+        and (
+            (first.isalpha() and (not first.islower() or not at_edge))
+            or first.isdigit()
+            or first in "`\"'“"
+        )
     )
 
 
@@ -165,18 +164,22 @@ def sentences(excerpt: str) -> list[Candidate]:
     found: list[Candidate] = []
     heading = ""
     lead = False
+    edge = True  # nothing of the excerpt read yet: its first words may be a cut sentence's tail
     for block in _BLOCK_SPLIT_RE.split(excerpt):
         lines = [line.strip() for line in block.splitlines() if line.strip()]
-        if not lines or lines[0].startswith(("```", "~~~", "|")):
+        if not lines:
+            continue
+        at_start, edge = edge, False
+        if lines[0].startswith(("```", "~~~", "|")):
             continue
         if lines[0].startswith("#"):
             heading = lines[0].lstrip("#").strip()
             lines = lines[1:]
-            lead = True
-        if lines and _looks_like_heading(lines[0], lines[1] if len(lines) > 1 else None):
+            lead, at_start = True, False
+        if lines and looks_like_heading(lines[0], lines[1] if len(lines) > 1 else ""):
             heading = lines[0]
             lines = lines[1:]
-            lead = True
+            lead, at_start = True, False
         # A list item starts a new statement; other lines continue the one before.
         items: list[list[str]] = []
         for line in lines:
@@ -186,8 +189,10 @@ def sentences(excerpt: str) -> list[Candidate]:
                 items[-1].append(line)
         for number, item in enumerate(items):
             previous: str | None = None
-            for index, sentence in enumerate(_SENTENCE_END_RE.split(" ".join(item))):
-                sentence = sentence.strip()
+            joined = " ".join(item)
+            cuts = [0, *sentence_ends(joined), len(joined)]
+            for index, (start, end) in enumerate(itertools.pairwise(cuts)):
+                sentence = joined[start:end].strip()
                 if (
                     not lead
                     and number == 0
@@ -199,7 +204,7 @@ def sentences(excerpt: str) -> list[Candidate]:
                     heading = sentence[:-1]
                     lead = True
                     continue
-                if not _is_complete(sentence):
+                if not _is_complete(sentence, at_edge=at_start and number == 0 and index == 0):
                     previous = None
                     continue
                 if _PRONOUN_START_RE.match(sentence):
@@ -380,6 +385,18 @@ def _confident(
     return all(weights[c] / total <= MAX_UNSTATED_ELSEWHERE for c in unstated)
 
 
+def _without_paths(sentence: str) -> str:
+    """``sentence`` with each file path it writes out ("such as providers/lightrag-setup.md")
+    blanked: a path names a file as an example or a location; the words in it are not what the
+    sentence says (a document's own title, a path, still counts as its context)."""
+    return _TOKEN_RE.sub(lambda m: " " if _is_path(m.group()) else m.group(), sentence)
+
+
+def _is_path(token: str) -> bool:
+    token = token.strip("`'\"()[]<>,;:.!?")
+    return "/" in token and "://" not in token and _FILE_NAME_RE.search(token) is not None
+
+
 def choose(
     question: str, evidence: Sequence[Evidence], *, limit: int, closest: int = MAX_CLOSEST
 ) -> Choice:
@@ -391,7 +408,7 @@ def choose(
         return Choice()
     scored = []
     for item in evidence:
-        words = concepts(item.candidate.text)
+        words = concepts(_without_paths(item.candidate.text))
         context = concepts(f"{item.candidate.heading} {item.title}")
         scored.append(
             _Scored(
