@@ -501,6 +501,8 @@ def test_a_gateway_violation_is_found(module: str, source: str, message: str) ->
     sources[module] = sources.get(module, "") + source
     found = violations(sources, layers=SERVER_LAYERS, pure_modules=())
     assert any(message in line for line in found), found
+
+
 # --------------------------------------------------------------------------- inside cli/
 
 #: Inside ``cli/`` (docs/ARCHITECTURE.md, "Modules over ~500 lines"): the face (the app, the
