@@ -45,6 +45,7 @@ LAYERS: tuple[Layer, ...] = (
         (
             "_nesting",
             "_provider_settings",
+            "_redaction",
             "contract",
             "fitting",
             "handles",

@@ -1,8 +1,9 @@
 """HTTP plumbing shared by the HTTP retrieval providers (LightRAG, RAGFlow).
 
 * :func:`send_json` is the only place where httpx exceptions become provider errors.
-* :func:`redact`, :func:`error_detail` and :class:`JSONReply` live in the pure
-  :mod:`~deerflow.knowledge.providers._reply` and are re-exported here.
+* :func:`error_detail` and :class:`JSONReply` live in the pure
+  :mod:`~deerflow.knowledge.providers._reply`, :func:`redact` in the pure
+  :mod:`~deerflow.knowledge._redaction`; they are re-exported here.
 """
 
 from __future__ import annotations
@@ -14,14 +15,8 @@ from typing import Any, Final
 
 import httpx
 
-from deerflow.knowledge.providers._reply import (
-    MAX_DETAIL_CHARS,
-    NOT_JSON,
-    REDACTION_MARKER,
-    JSONReply,
-    error_detail,
-    redact,
-)
+from deerflow.knowledge._redaction import REDACTION_MARKER, redact
+from deerflow.knowledge.providers._reply import MAX_DETAIL_CHARS, NOT_JSON, JSONReply, error_detail
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.errors import (
     UpstreamError,

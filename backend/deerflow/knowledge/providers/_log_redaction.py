@@ -5,19 +5,19 @@ httpcore logs the wire at DEBUG — response headers, and a malformed header lin
 messages are clean. A filter on a logger does not see the records of its child loggers
 (``httpcore.http11``), and handlers come and go, so the redaction sits in the log record factory:
 every record created in the process, from any logger, is scrubbed once, before any handler or
-formatter sees it. Records without a secret are left exactly as they are.
+formatter sees it. Records without a secret are left exactly as they are. What counts as a
+secret's spelling and what replaces it is the one rule of :mod:`deerflow.knowledge._redaction`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from deerflow.knowledge.providers._reply import REDACTION_MARKER, _secret_pattern
+from deerflow.knowledge._redaction import Redactor
 
 __all__ = ["SecretLogFilter", "install_log_redaction", "log_redaction_filter"]
 
@@ -40,7 +40,7 @@ class SecretLogFilter(logging.Filter):
         super().__init__()
         self._lock = threading.Lock()
         self._secrets: frozenset[str] = frozenset()
-        self._patterns: tuple[re.Pattern[str], ...] = ()
+        self._redactor = Redactor()
 
     def add(self, secrets: Iterable[str | None]) -> None:
         new = {spelling for s in secrets if s for spelling in _spellings(s)}
@@ -48,17 +48,13 @@ class SecretLogFilter(logging.Filter):
             if new <= self._secrets:
                 return
             self._secrets |= new
-            # Longest first: a shorter secret never leaves a longer one's tail behind.
-            ordered = sorted(self._secrets, key=len, reverse=True)
-            self._patterns = tuple(_secret_pattern(s) for s in ordered)
+            self._redactor = Redactor.of(self._secrets)
 
     def redact(self, text: str) -> str:
-        for pattern in self._patterns:
-            text = pattern.sub(REDACTION_MARKER, text)
-        return text
+        return self._redactor(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self._patterns:
+        if not self._redactor:
             return True
         try:
             message = record.getMessage()

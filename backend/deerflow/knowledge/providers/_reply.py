@@ -1,60 +1,29 @@
-"""What an upstream answered, made safe: redaction, error details, the decoded reply. Pure.
+"""What an upstream answered, made safe: error details, the decoded reply. Pure.
 
 The pure ``parse_*`` modules read a :class:`JSONReply` and quote :func:`error_detail`; the HTTP
-client (:mod:`deerflow.knowledge.providers._http`) builds the reply. Nothing here imports httpx.
+client (:mod:`deerflow.knowledge.providers._http`) builds the reply. Nothing here imports httpx;
+secrets are redacted by the one rule of :mod:`deerflow.knowledge._redaction`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from deerflow.knowledge._redaction import redact
 from deerflow.knowledge.text import one_line
 
 __all__ = [
     "MAX_DETAIL_CHARS",
     "NOT_JSON",
-    "REDACTION_MARKER",
     "JSONReply",
     "chunk_contents",
     "error_detail",
-    "redact",
 ]
 
-REDACTION_MARKER: Final = "[REDACTED]"
 #: Upstream error text is cut to this many characters before it enters a message.
 MAX_DETAIL_CHARS: Final = 300
-
-
-# --------------------------------------------------------------------------- redaction
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every secret in ``text`` with ``[REDACTED]``.
-
-    Percent-encoded spellings (any mix of literal and ``%XX`` characters, ``+`` for a space) are
-    caught too, since upstreams echo URLs and form bodies. Matching ignores case, so an upstream
-    that upper-cases a key does not leak it; over-redacting a look-alike is harmless.
-    """
-    patterns = [
-        _secret_pattern(s) for s in sorted({s for s in secrets if s}, key=len, reverse=True)
-    ]
-    for pattern in patterns:  # longest first: a shorter secret never leaves a longer one's tail
-        text = pattern.sub(REDACTION_MARKER, text)
-    return text
-
-
-def _secret_pattern(secret: str) -> re.Pattern[str]:
-    parts = []
-    for ch in secret:
-        encoded = "".join(f"%{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
-        alternatives = [re.escape(ch), re.escape(encoded)]
-        if ch == " ":
-            alternatives.append(r"\+")
-        parts.append("(?:" + "|".join(alternatives) + ")")
-    return re.compile("".join(parts), re.IGNORECASE)
 
 
 def error_detail(body: object, secrets: Iterable[str | None]) -> str | None:

@@ -26,8 +26,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from deerflow.knowledge._provider_settings import LIGHTRAG
+from deerflow.knowledge._redaction import redact
 from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
-from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
+from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail
 from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
     UpstreamError,

@@ -27,9 +27,10 @@ from typing import Any, Final, TypeVar
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from deerflow.knowledge._provider_settings import RAGFLOW
+from deerflow.knowledge._redaction import redact
 from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
 from deerflow.knowledge.native import has_native_locators
-from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail, redact
+from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail
 from deerflow.knowledge.providers.errors import (
     UpstreamAuthError,
     UpstreamError,

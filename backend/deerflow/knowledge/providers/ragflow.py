@@ -38,6 +38,7 @@ from typing import Any, Final, TypeVar
 
 import httpx
 
+from deerflow.knowledge._redaction import redact
 from deerflow.knowledge.contract import (
     KnowledgeCapabilities,
     OutputBudget,
@@ -46,7 +47,7 @@ from deerflow.knowledge.contract import (
 )
 from deerflow.knowledge.native import MAX_NATIVE_LOCATOR_CHARS, format_native
 from deerflow.knowledge.providers._client import ClientLifecycle
-from deerflow.knowledge.providers._http import JSONReply, redact, send_json
+from deerflow.knowledge.providers._http import JSONReply, send_json
 from deerflow.knowledge.providers._log_redaction import install_log_redaction
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.errors import ProviderConfigError, UpstreamError
