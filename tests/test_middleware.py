@@ -459,8 +459,7 @@ def _dual_task_message() -> ToolMessage:
             "shared",
             {
                 "middleware": {
-                    "native": {},
-                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
+                    "budget": {"native": {}, "citations": {}, "evidence": {"envelope": {}}}
                 }
             },
         ),
@@ -468,18 +467,16 @@ def _dual_task_message() -> ToolMessage:
             "shared_externalized",
             {
                 "middleware": {
-                    "native": {},
-                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
+                    "budget": {"native": {}, "citations": {}, "evidence": {"envelope": {}}}
                 }
             },
         ),
-        ("native", {"middleware": {"native": {}, "budget": {}}}),
+        ("native", {"middleware": {"budget": {"native": {}}}}),
         (
             "dual_task",
             {
                 "middleware": {
-                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
-                    "native": {},
+                    "budget": {"citations": {}, "native": {}, "evidence": {"envelope": {}}}
                 }
             },
         ),
@@ -489,8 +486,9 @@ def test_one_tool_message_enters_each_module_once(
     kind: str, expected: dict[str, Any], tmp_path: Path
 ) -> None:
     """Following one tool message through ``budget_message`` enters each module once: the walk is
-    a tree (the middleware; the native budget; the link-safe cuts and the shared prune, which
-    reads through the one evidence reader) with no module visited from two places."""
+    a tree (the middleware; the one pure budget entry, which calls the native budget, the link-safe
+    cuts and the shared prune, which reads through the one evidence reader) with no module visited
+    from two places."""
     message = {
         "shared": _message,
         "shared_externalized": _message,
