@@ -36,13 +36,13 @@ from deerflow.knowledge.evidence import EvidenceFormat, read_evidence
 from deerflow.knowledge.handles import HANDLE_TOKEN_PATTERN as _HANDLE_TOKEN_RE
 from deerflow.knowledge.messages import map_text_parts, replace_text, text_parts
 from deerflow.knowledge.native import SYNOPSIS_TOOL_NAMES, budget_native
+from deerflow.knowledge.rules import DEFAULT_OUTPUT_PREVIEW_CHARS
 
 __all__ = [
     "DEFAULT_HEAD_SHARE",
     "MAX_NAME_CHARS",
     "MIN_CUT_CHARS",
     "BudgetedOutput",
-    "Externalize",
     "budget_output",
     "omission_marker",
     "output_chars",
@@ -69,14 +69,6 @@ _UNSAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass(frozen=True, slots=True)
-class Externalize:
-    """Where an oversized output may be saved whole, and the longest preview shown instead."""
-
-    directory: PurePath
-    preview_chars: int
-
-
-@dataclass(frozen=True, slots=True)
 class BudgetedOutput:
     """A tool message's content and artifact within its budget, and what the budget did."""
 
@@ -97,15 +89,17 @@ def budget_output(
     tool_name: str | None,
     max_chars: int,
     call_id: str | None = None,
-    externalize: Externalize | None = None,
+    output_dir: PurePath | None = None,
+    preview_chars: int = DEFAULT_OUTPUT_PREVIEW_CHARS,
 ) -> BudgetedOutput | None:
     """``content`` and ``artifact`` within ``max_chars`` characters of text; None when they fit.
 
     * A readable native snapshot is re-rendered whole (``budget_native``); a tool in
       ``SYNOPSIS_TOOL_NAMES`` (``task``) first gets the generic cut of its report as its synopsis.
-    * Anything else gets the generic cut: with ``externalize``, a preview and the path of a file
-      named by tool, ``call_id`` and a hash of the text (so the same output reuses the same file),
-      unless not even the notice fits; otherwise head and tail (:func:`truncate_text`).
+    * Anything else gets the generic cut: with ``output_dir``, a preview of at most
+      ``preview_chars`` and the path of a file there named by tool, ``call_id`` and a hash of the
+      text (so the same output reuses the same file), unless not even the notice fits; otherwise
+      head and tail (:func:`truncate_text`).
     * List content: the text parts become one, other parts (images…) are kept after it.
     * The evidence the cut made invisible is pruned (:func:`prune_evidence`).
     """
@@ -118,7 +112,9 @@ def budget_output(
     record: dict[str, Any] = {}
     write: tuple[PurePath, str] | None = None
     if tool_name in SYNOPSIS_TOOL_NAMES:  # its synopsis is the generic cut of the report
-        cut, record, write = _generic_cut(text, max_chars, tool_name, call_id, externalize)
+        cut, record, write = _generic_cut(
+            text, max_chars, tool_name, call_id, output_dir, preview_chars
+        )
     native = budget_native(
         content, artifact, tool_name=tool_name, max_chars=max_chars, synopsis=cut or ""
     )
@@ -133,7 +129,9 @@ def budget_output(
             "sources_omitted": native.omitted,
         }
     elif cut is None:
-        cut, record, write = _generic_cut(text, max_chars, tool_name, call_id, externalize)
+        cut, record, write = _generic_cut(
+            text, max_chars, tool_name, call_id, output_dir, preview_chars
+        )
     content, artifact = prune_evidence(replace_text(content, cut), artifact)
     return BudgetedOutput(content, artifact, record, write)
 
@@ -183,6 +181,9 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
     changed = False
     # Every id dropped in any pass: relabeling in a later pass can form a new link to one of them.
     dropped: set[str] = set()
+    # The orphans the content was last relabeled for: relabel_citations runs to its fixpoint, so
+    # the same set again would change nothing (the set only grows: kept records only leave).
+    relabeled_for: set[str] = set()
     while True:
         kept_ids = {source.id for source in result.shared}
         rejected = result.rejected
@@ -196,7 +197,10 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
             }
         dropped.discard("")
         orphaned = dropped - kept_ids
-        relabeled = _relabel_content(content, orphaned) if orphaned else content
+        if orphaned == relabeled_for:
+            break
+        relabeled = _relabel_content(content, orphaned)
+        relabeled_for = orphaned
         if relabeled is content:
             break
         content = relabeled
@@ -248,15 +252,16 @@ def _generic_cut(
     limit: int,
     tool_name: str | None,
     call_id: str | None,
-    externalize: Externalize | None,
+    output_dir: PurePath | None,
+    preview_chars: int,
 ) -> tuple[str, dict[str, Any], tuple[PurePath, str] | None]:
     record: dict[str, Any] = {"original_chars": len(text), "max_chars": limit}
-    if externalize is not None:
+    if output_dir is not None:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
         stem = "-".join(_safe_name(part) for part in (tool_name or "tool", call_id or "call"))
-        path = externalize.directory / f"{stem}-{digest}.txt"
+        path = output_dir / f"{stem}-{digest}.txt"
         # The notice's length depends on the preview's; reserve the longest it can be.
-        room = min(externalize.preview_chars, limit - len(_notice(len(text), len(text), path)))
+        room = min(preview_chars, limit - len(_notice(len(text), len(text), path)))
         if room >= 0:  # else not even the path fits: truncation keeps more of the output
             preview = preview_text(text, max_chars=room)
             content = preview + _notice(len(preview), len(text), path)

@@ -35,7 +35,6 @@ from langgraph.types import Command
 from deerflow.knowledge.budget import (
     MAX_NAME_CHARS,
     BudgetedOutput,
-    Externalize,
     budget_output,
     output_chars,
 )
@@ -120,10 +119,7 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
         limit = self.limit_for(message.name)
         if limit is None:
             return message
-        externalize = (
-            None if self.output_dir is None else Externalize(self.output_dir, self.preview_chars)
-        )
-        budgeted = self._budget(message, limit, externalize)
+        budgeted = self._budget(message, limit, self.output_dir)
         if budgeted is not None and budgeted.write is not None:
             path, text = budgeted.write
             try:
@@ -144,9 +140,8 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
             }
         )
 
-    @staticmethod
     def _budget(
-        message: ToolMessage, limit: int, externalize: Externalize | None
+        self, message: ToolMessage, limit: int, output_dir: Path | None
     ) -> BudgetedOutput | None:
         return budget_output(
             message.content,
@@ -154,7 +149,8 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
             tool_name=message.name,
             max_chars=limit,
             call_id=message.tool_call_id,
-            externalize=externalize,
+            output_dir=output_dir,
+            preview_chars=self.preview_chars,
         )
 
     def _budget_result(self, result: ToolMessage | Command[Any]) -> ToolMessage | Command[Any]:
