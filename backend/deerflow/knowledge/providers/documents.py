@@ -142,7 +142,7 @@ def discover(
     files found in the folder (see :mod:`._ignore`). Raises :class:`ValueError` for an invalid
     exclude pattern and :class:`OSError` if ``root`` cannot be opened.
     """
-    from deerflow.knowledge.providers._ignore import Rules, check_patterns
+    from deerflow.knowledge.providers.parse._ignore import Rules, check_patterns
 
     rules = Rules.from_exclude(check_patterns(exclude))
     top = open_folder(root) if root_fd is None else os.dup(root_fd)  # closed with its frame
@@ -273,7 +273,7 @@ def _shown(relative: str, is_folder: bool) -> str:
 
 def _read_gitignore(folder_fd: int) -> tuple[bytes | None, str]:
     """The ``.gitignore``'s bytes (git matches bytes, so they are not decoded), or why not."""
-    from deerflow.knowledge.providers._ignore import MAX_GITIGNORE_BYTES
+    from deerflow.knowledge.providers.parse._ignore import MAX_GITIGNORE_BYTES
 
     try:
         data = _read_at(folder_fd, ".gitignore", max_bytes=MAX_GITIGNORE_BYTES)

@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import IO, Final, Generic, TypeVar
 
 from deerflow.knowledge._provider_settings import LOCAL as PROVIDER_NAME
-from deerflow.knowledge.providers.chunking import chunk_text
 from deerflow.knowledge.providers.documents import (
     FolderReader,
     PdfLimits,
@@ -51,6 +50,7 @@ from deerflow.knowledge.providers.documents import (
     read_bytes,
 )
 from deerflow.knowledge.providers.errors import UpstreamError
+from deerflow.knowledge.providers.parse.chunking import chunk_text
 
 __all__ = [
     "CHILD_MIN_BYTES",

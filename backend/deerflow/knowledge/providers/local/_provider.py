@@ -20,8 +20,6 @@ from typing import Final
 from deerflow.knowledge._provider_settings import LOCAL as PROVIDER_NAME
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalHit, RetrievalResult
 from deerflow.knowledge.providers._service import Service
-from deerflow.knowledge.providers.chunking import DEFAULT_CHUNK_CHARS, DEFAULT_CHUNK_OVERLAP
-from deerflow.knowledge.providers.chunking import check_chunking as _check_chunking
 from deerflow.knowledge.providers.documents import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -34,6 +32,8 @@ from deerflow.knowledge.providers.local import _files, _query, _schema
 from deerflow.knowledge.providers.local._files import CHILD_MIN_BYTES
 from deerflow.knowledge.providers.local._report import IndexMode, IndexProgress, IndexReport
 from deerflow.knowledge.providers.local._writer import IndexWriter
+from deerflow.knowledge.providers.parse.chunking import DEFAULT_CHUNK_CHARS, DEFAULT_CHUNK_OVERLAP
+from deerflow.knowledge.providers.parse.chunking import check_chunking as _check_chunking
 from deerflow.knowledge.rules import MAX_SOURCES, is_valid_dataset_name
 
 _SERVICE: Final = Service(name="the local index", provider=PROVIDER_NAME)
