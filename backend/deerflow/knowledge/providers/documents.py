@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from deerflow.knowledge.rules import is_valid_title
-from deerflow.knowledge.text import is_blank
+from deerflow.knowledge.text import ELLIPSIS, is_blank
 
 __all__ = [
     "MAX_DEPTH",
@@ -509,4 +509,4 @@ def _clean_pdf_text(text: str) -> str:
 
 def one_line_path(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
