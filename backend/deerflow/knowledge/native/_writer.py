@@ -5,6 +5,9 @@ carries complete provider locators: :func:`format_native` lays the chunks out as
 within the tool's budget and builds the snapshot beside them. :func:`has_native_locators` is the
 rule for "complete": a native record must never invent a locator. Pure: plain values in, plain
 values out.
+
+Tested in tests/test_providers_ragflow.py (RAGFlow writes its results with it) and
+tests/test_grammar.py.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ followed out of the indexed folder. Reading (:class:`FolderReader`) opens every 
 file's path the same way, from the descriptor of the indexed folder that discovery opened. What is
 left out is listed with a reason: hidden entries, unsupported types, symbolic links, named pipes,
 sockets, devices, paths that cannot be a source title, folders nested deeper than ``max_depth``,
-and paths matched by exclude patterns or a ``.gitignore`` (:mod:`._ignore`). Reading opens
+and paths matched by exclude patterns or a ``.gitignore`` (:mod:`.parse._ignore`). Reading opens
 non-blocking, refuses a file over ``max_bytes`` before reading it, and extracts PDF text page by
 page within named limits (a page number is only ever a PDF's real page). Used by the local index
 (:mod:`deerflow.knowledge.providers.local`), which writes what this module reads.
@@ -139,7 +139,7 @@ def discover(
     ``root_fd`` is a descriptor of ``root`` (see :func:`open_folder`; the caller keeps it open
     to read the files through a :class:`FolderReader`); without it one is opened and closed.
     ``exclude`` holds ``.gitignore``-syntax patterns; ``gitignore`` applies the ``.gitignore``
-    files found in the folder (see :mod:`._ignore`). Raises :class:`ValueError` for an invalid
+    files found in the folder (see :mod:`.parse._ignore`). Raises :class:`ValueError` for an invalid
     exclude pattern and :class:`OSError` if ``root`` cannot be opened.
     """
     from deerflow.knowledge.providers.parse._ignore import Rules, check_patterns

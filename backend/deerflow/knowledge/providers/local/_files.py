@@ -20,6 +20,9 @@ ships beside ``deerflow/`` in the wheel): that module registers the packages on 
 one without running their ``__init__`` modules, which import the public API (pydantic and the
 models: nine tenths of the child's start-up). So what the child runs is this module and what it
 imports (chunking, documents, the record rules), by construction.
+
+Tested in tests/test_providers_local_reader.py (the child process) and
+tests/test_providers_local.py.
 """
 
 from __future__ import annotations

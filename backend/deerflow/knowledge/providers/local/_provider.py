@@ -5,6 +5,8 @@ connections (:func:`._schema.connect_reader`); :meth:`LocalProvider.index` hands
 :class:`._writer.IndexWriter`. A hit's title is the file's path relative to the indexed folder,
 with POSIX separators (``guides/setup.md``); ``page`` comes only from a PDF's real page; no URL is
 ever built from a path, and a dataset name appears only when the operator configures one.
+
+Tested in tests/test_providers_local.py.
 """
 
 from __future__ import annotations
