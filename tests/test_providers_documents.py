@@ -108,9 +108,7 @@ def test_the_reader_follows_no_folder_swapped_for_a_link(tmp_path: Path) -> None
 
 
 def test_text_pages_drop_the_bom_and_normalize_line_ends() -> None:
-    assert document_pages("a.md", "\ufeffone\r\ntwo\rthree".encode()) == [
-        (None, "one\ntwo\nthree")
-    ]
+    assert document_pages("a.md", "\ufeffone\r\ntwo\rthree".encode()) == [(None, "one\ntwo\nthree")]
 
 
 @pytest.mark.parametrize(
