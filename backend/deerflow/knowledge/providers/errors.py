@@ -5,34 +5,7 @@ settings and the tool raise or catch them below the providers' layer); this is t
 spelling, the same class objects. Covered by tests/test_providers_errors.py.
 """
 
-from __future__ import annotations
+from deerflow.knowledge import _provider_errors
+from deerflow.knowledge._provider_errors import *  # noqa: F403 - the face re-exports every name
 
-from deerflow.knowledge._provider_errors import (
-    ProviderConfigError,
-    ProviderError,
-    ProviderQueryError,
-    SettingsError,
-    UpstreamAuthError,
-    UpstreamError,
-    UpstreamNotFoundError,
-    UpstreamRejectedError,
-    UpstreamResponseError,
-    UpstreamServerError,
-    UpstreamTimeoutError,
-    UpstreamUnreachableError,
-)
-
-__all__ = [
-    "ProviderConfigError",
-    "ProviderError",
-    "ProviderQueryError",
-    "SettingsError",
-    "UpstreamAuthError",
-    "UpstreamError",
-    "UpstreamNotFoundError",
-    "UpstreamRejectedError",
-    "UpstreamResponseError",
-    "UpstreamServerError",
-    "UpstreamTimeoutError",
-    "UpstreamUnreachableError",
-]
+__all__ = _provider_errors.__all__
