@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from deerflow.knowledge.server._pgthreads import PgRecords
-from deerflow.knowledge.server._records import Records
+from deerflow.knowledge.server.engine._records import Records
+from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 
 __all__ = [
     "HeldGraph",
@@ -92,7 +92,7 @@ class HookedPgRecords(HookedRecords, PgRecords):
 
 
 def plan(thread_id: str, graph_input: Any, strategy: str = "reject") -> Any:
-    from deerflow.knowledge.server._manager import RunPlan
+    from deerflow.knowledge.server.engine._manager import RunPlan
 
     return RunPlan(
         thread_id=thread_id,
@@ -170,7 +170,7 @@ async def gateway_app(
     import httpx
 
     from deerflow.knowledge.server import open_checkpointer, open_store
-    from deerflow.knowledge.server._app import GatewayConfig, create_app
+    from deerflow.knowledge.server.api._app import GatewayConfig, create_app
 
     holds: list[HeldWrites] = []
 
@@ -180,7 +180,7 @@ async def gateway_app(
 
     target = postgres or str(folder / "threads.sqlite")
     if postgres is not None:
-        from deerflow.knowledge.server._pgruns import pg_coordination
+        from deerflow.knowledge.server.postgres._pgruns import pg_coordination
 
         options.setdefault("open_coordination", pg_coordination(postgres))
     config = GatewayConfig(

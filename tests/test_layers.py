@@ -348,3 +348,152 @@ def test_rows_are_per_folder() -> None:
     # module (a module that belongs elsewhere moves to a folder of its own).
     named = [entry for layer in LAYERS for entry in layer.modules if not entry.endswith(".")]
     assert [entry for entry in named if "." in entry] == []
+
+
+# --------------------------------------------------------------------------- the gateway's parts
+
+#: The table of docs/ARCHITECTURE.md ("The gateway's parts"), bottom first: ``server/`` read as
+#: parts, with the same rules (a part imports its own rank and below; two parts of one rank never
+#: import each other). The engine ranks below the API, so it never imports it.
+SERVER_LAYERS: tuple[Layer, ...] = (
+    Layer(0, "common", ("server._defaults", "server.errors"), pure=False),
+    Layer(0, "wire", ("server.wire.",), pure=False),
+    Layer(1, "engine", ("server.engine.",), pure=False),
+    Layer(2, "postgres", ("server.postgres.",), pure=False),
+    Layer(2, "api", ("server.api.",), pure=False),
+    Layer(3, "process", ("server.process.",), pure=False),
+    Layer(4, "face", ("server",), pure=False),
+)
+
+#: What the engine never imports: the web framework (its refusals are domain errors).
+WEB_FRAMEWORKS = ("fastapi", "starlette")
+
+
+def server_sources(source: Path = SOURCE) -> dict[str, str]:
+    return {
+        module: text
+        for module, text in package_sources(source).items()
+        if module == "server.__init__" or module.startswith("server.")
+    }
+
+
+#: A gateway that keeps its table: each module with the one module it imports (or none).
+_GATEWAY_IMPORTS: tuple[tuple[str, str | None], ...] = (
+    ("server.__init__", "server.process._serve"),
+    ("server.errors", None),
+    ("server._defaults", None),
+    ("server.wire._wire", None),
+    ("server.engine._manager", "server.wire._wire"),
+    ("server.postgres._pgruns", "server.engine._manager"),
+    ("server.api._http", "server.errors"),
+    ("server.process._serve", "server.api._http"),
+)
+
+
+def _gateway() -> dict[str, str]:
+    return {
+        module: f"import {PACKAGE}.{target}\n" if target else ""
+        for module, target in _GATEWAY_IMPORTS
+    }
+
+
+def test_a_clean_synthetic_gateway_passes() -> None:
+    assert violations(_gateway(), layers=SERVER_LAYERS) == []
+
+
+def test_the_gateway_keeps_its_parts() -> None:
+    sources = server_sources()
+    assert len(sources) > 25  # the gateway's modules were found
+    assert violations(sources, layers=SERVER_LAYERS) == []
+
+
+def test_the_engine_imports_no_web_framework() -> None:
+    sources = server_sources()
+    known = {_absolute(_name(module)) for module in package_sources()}
+    engine = {m: s for m, s in sources.items() if m.startswith("server.engine.")}
+    assert len(engine) >= 9  # the engine's modules were found
+    found = [
+        f"{module}:{line}: {target}"
+        for module, source in engine.items()
+        for line, target in imports(module, source, known)
+        if target.split(".")[0] in WEB_FRAMEWORKS
+    ]
+    assert found == []
+
+
+def _part(shown: str) -> str:
+    """A module cell of the gateway's table as a table entry: ``server/api/`` -> ``server.api.``,
+    ``server/errors.py`` -> ``server.errors``, ``server/__init__.py`` -> ``server``."""
+    dotted = shown.replace("/", ".")
+    return dotted if dotted.endswith(".") else dotted.removesuffix(".py").removesuffix(".__init__")
+
+
+def test_the_gateway_table_is_the_one_in_architecture_md() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## The gateway's parts\n", 1)[1].split("\n## ", 1)[0]
+    cells = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in section.splitlines()
+        if re.match(r"^\| \d+ \|", line)
+    ]
+    documented = [
+        (int(rank), part, tuple(sorted(map(_part, re.findall(r"`([^`]+)`", modules)))))
+        for rank, part, modules, _ in cells
+    ]
+    assert documented == [
+        (part.rank, part.name, tuple(sorted(part.modules))) for part in SERVER_LAYERS
+    ]
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "message"),
+    [
+        # the engine never imports the API: plainly, relatively, lazily
+        (
+            "server.engine._manager",
+            "from deerflow.knowledge.server.api._http import ApiError\n",
+            "engine (rank 1) imports deerflow.knowledge.server.api._http, api (rank 2)",
+        ),
+        (
+            "server.engine._manager",
+            "from ..api import _http\n",
+            "engine (rank 1) imports deerflow.knowledge.server.api._http, api (rank 2)",
+        ),
+        (
+            "server.engine._manager",
+            "def f():\n    from deerflow.knowledge.server.api._http import strip\n",
+            "engine (rank 1) imports deerflow.knowledge.server.api._http",
+        ),
+        # nor PostgreSQL's part, nor the process
+        (
+            "server.engine._manager",
+            "from deerflow.knowledge.server.postgres._pgruns import pg_coordination\n",
+            "engine (rank 1) imports deerflow.knowledge.server.postgres._pgruns",
+        ),
+        # two parts of one rank
+        (
+            "server.api._http",
+            "from deerflow.knowledge.server.postgres import _pgruns\n",
+            "api (rank 2) imports deerflow.knowledge.server.postgres._pgruns, postgres (rank 2)",
+        ),
+        # the wire is the bottom
+        (
+            "server.wire._wire",
+            "from deerflow.knowledge.server.engine._manager import RunPlan\n",
+            "wire (rank 0) imports deerflow.knowledge.server.engine._manager",
+        ),
+        # only the face imports the process
+        (
+            "server.api._http",
+            "from deerflow.knowledge.server.process._serve import serve\n",
+            "api (rank 2) imports deerflow.knowledge.server.process._serve, process (rank 3)",
+        ),
+        # a flat module must be placed in a part
+        ("server._checkpoint", "", "deerflow.knowledge.server._checkpoint: in no layer"),
+    ],
+)
+def test_a_gateway_violation_is_found(module: str, source: str, message: str) -> None:
+    sources = _gateway()
+    sources[module] = sources.get(module, "") + source
+    found = violations(sources, layers=SERVER_LAYERS)
+    assert any(message in line for line in found), found

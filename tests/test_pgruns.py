@@ -19,11 +19,11 @@ import orjson
 import psycopg
 import pytest
 
-from deerflow.knowledge.server._http import ApiError
-from deerflow.knowledge.server._manager import RunManager
-from deerflow.knowledge.server._pgruns import PgRuns, open_pg_runs
-from deerflow.knowledge.server._records import Records
-from deerflow.knowledge.server._streaming import Event
+from deerflow.knowledge.server.api._http import ApiError
+from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.engine._records import Records
+from deerflow.knowledge.server.engine._streaming import Event
+from deerflow.knowledge.server.postgres._pgruns import PgRuns, open_pg_runs
 from tests.runs_harness import HeldGraph, HookedPgRecords, plan
 
 pytestmark = pytest.mark.postgres

@@ -22,10 +22,10 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
 
-from deerflow.knowledge.server._pgthreads import PgRecords
-from deerflow.knowledge.server._records import Records
-from deerflow.knowledge.server._schemas import ThreadSearch
-from deerflow.knowledge.server._threads import _search
+from deerflow.knowledge.server.api._schemas import ThreadSearch
+from deerflow.knowledge.server.api._threads import _search
+from deerflow.knowledge.server.engine._records import Records
+from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 from tests.live.postgres_server import PostgresUnavailable, start
 
 pytestmark = pytest.mark.postgres

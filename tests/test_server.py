@@ -293,7 +293,7 @@ def test_untraced_agent_steps_stay_on_the_event_loop(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(run_helpers, "_setup_run", spy)
-    from deerflow.knowledge.server._serve import untraced_steps_inline
+    from deerflow.knowledge.server.process._serve import untraced_steps_inline
 
     config = build_config(provider, checkpoint=str(tmp_path / "threads.sqlite"))
     # As ``serve`` runs the app: the process is the gateway's own.
@@ -346,7 +346,7 @@ def test_a_new_checkpoint_file_has_large_pages_and_an_old_one_keeps_its_own(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from deerflow.knowledge.server import CHECKPOINT_PAGE_BYTES, open_checkpointer
-    from deerflow.knowledge.server._serde import MessageCachingSerializer
+    from deerflow.knowledge.server.wire._serde import MessageCachingSerializer
 
     def page_size(path: Path) -> int:
         with sqlite3.connect(path) as conn:

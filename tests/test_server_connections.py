@@ -20,9 +20,13 @@ from urllib.parse import urlsplit
 import pytest
 import uvicorn
 
-from deerflow.knowledge.server import _connections as connections
-from deerflow.knowledge.server._connections import ConnectionGuard, Limits, descriptor_limits
-from deerflow.knowledge.server._listen import open_listener
+from deerflow.knowledge.server.process import _connections as connections
+from deerflow.knowledge.server.process._connections import (
+    ConnectionGuard,
+    Limits,
+    descriptor_limits,
+)
+from deerflow.knowledge.server.process._listen import open_listener
 from tests.gateway_process import gateway_process
 
 WAIT = 20.0  # seconds before a missing event fails the test

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deerflow.knowledge.server._runcontext import (
+from deerflow.knowledge.server.engine._runcontext import (
     MAX_CONTEXT_BYTES,
     MAX_CONTEXT_DEPTH,
     ContextRefused,
@@ -100,7 +100,7 @@ def context_graph(saver: Any, seen: Seen, schema: Any = None) -> Any:
 @asynccontextmanager
 async def gateway(folder: Path, seen: Seen, schema: Any = None) -> AsyncIterator[httpx.AsyncClient]:
     from deerflow.knowledge.server import open_checkpointer, open_store
-    from deerflow.knowledge.server._app import GatewayConfig, create_app
+    from deerflow.knowledge.server.api._app import GatewayConfig, create_app
 
     config = GatewayConfig(
         build_agent=lambda saver: context_graph(saver, seen, schema),
@@ -134,7 +134,7 @@ def _question(**options: Any) -> dict[str, Any]:
 
 
 def test_every_run_route_of_the_gateway_is_covered() -> None:
-    from deerflow.knowledge.server._runs import router
+    from deerflow.knowledge.server.api._runs import router
 
     starting = {
         (method, route.path.replace("{thread_id}", "{tid}"))

@@ -20,18 +20,18 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from deerflow.knowledge.server._coordination import (
+from deerflow.knowledge.server.engine._coordination import (
     Coordination,
     LocalRuns,
     RunCoordinator,
     in_process_coordination,
     process_owner,
 )
-from deerflow.knowledge.server._manager import RunManager
-from deerflow.knowledge.server._pgruns import PgRuns, open_pg_runs, pg_coordination
-from deerflow.knowledge.server._pgthreads import PgRecords
-from deerflow.knowledge.server._records import Records
+from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.engine._records import Records
 from deerflow.knowledge.server.errors import RunInAnotherProcess, ThreadBusy, ThreadNotFound
+from deerflow.knowledge.server.postgres._pgruns import PgRuns, open_pg_runs, pg_coordination
+from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 from tests.runs_harness import HeldGraph, plan
 
 KINDS = ["in-process", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -239,7 +239,7 @@ async def test_a_wait_for_a_notification_never_loses_a_cancel() -> None:
     loop steps after its notification: it raises every time. ``asyncio.wait_for`` on Python 3.11
     returned in one of them instead (CPython gh-86296), and a run waiting its turn lost the cancel
     of an ``interrupt``."""
-    from deerflow.knowledge.server._pgruns import _wait
+    from deerflow.knowledge.server.postgres._pgruns import _wait
 
     landed = 0
     for steps in range(6):

@@ -12,9 +12,9 @@ import typer
 
 from deerflow.knowledge import cli
 from deerflow.knowledge.server import GATEWAY_DEFAULTS, build_config, serve
-from deerflow.knowledge.server._app import GatewayConfig
 from deerflow.knowledge.server._defaults import is_postgres_url
-from deerflow.knowledge.server._manager import DEFAULT_RUN_TIMEOUT_SECONDS, RunManager
+from deerflow.knowledge.server.api._app import GatewayConfig
+from deerflow.knowledge.server.engine._manager import DEFAULT_RUN_TIMEOUT_SECONDS, RunManager
 
 
 def _serve_options() -> dict[str, Any]:

@@ -17,9 +17,9 @@ from fastapi import HTTPException
 from langgraph.store.memory import InMemoryStore
 
 import deerflow.knowledge.server as server_package
-from deerflow.knowledge.server._http import DOMAIN_STATUS, api_error
-from deerflow.knowledge.server._manager import RunManager
-from deerflow.knowledge.server._records import Records
+from deerflow.knowledge.server.api._http import DOMAIN_STATUS, api_error
+from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.engine._records import Records
 from deerflow.knowledge.server.errors import (
     GatewayError,
     RunInAnotherProcess,
@@ -32,11 +32,11 @@ from tests.test_server_runs_lifecycle import HUMAN, _left_by_a_killed_process
 _SERVER = Path(server_package.__file__).parent
 #: Modules of the run engine: none may import the HTTP layer or the web framework.
 _ENGINE = (
-    "_manager.py",
-    "_coordination.py",
-    "_pgruns.py",
-    "_pgthreads.py",
-    "_records.py",
+    "engine/_manager.py",
+    "engine/_coordination.py",
+    "postgres/_pgruns.py",
+    "postgres/_pgthreads.py",
+    "engine/_records.py",
     "errors.py",
 )
 
@@ -54,7 +54,7 @@ def _imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("module", _ENGINE)
 def test_the_run_engine_imports_no_http(module: str) -> None:
     imported = _imports(_SERVER / module)
-    assert "deerflow.knowledge.server._http" not in imported
+    assert "deerflow.knowledge.server.api._http" not in imported
     assert not {m for m in imported if m.split(".")[0] in ("fastapi", "starlette")}
 
 

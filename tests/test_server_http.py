@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.requests import Request
 
-from deerflow.knowledge.server._http import (
+from deerflow.knowledge.server.api._http import (
     JSON_MEDIA_TYPE,
     MAX_EVENT_ID_DIGITS,
     ApiError,

@@ -12,7 +12,7 @@ import socket
 
 import pytest
 
-from deerflow.knowledge.server._listen import open_listener
+from deerflow.knowledge.server.process._listen import open_listener
 
 
 async def _nodelay_of_accepted(sock: socket.socket) -> int:

@@ -14,15 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
-from deerflow.knowledge.server._coordination import LocalRuns
-from deerflow.knowledge.server._manager import (
+from deerflow.knowledge.server.engine._coordination import LocalRuns
+from deerflow.knowledge.server.engine._manager import (
     FINISHED_RUN_BYTES_KEPT,
     FINISHED_RUNS_KEPT,
     RunManager,
     runs_to_forget,
 )
-from deerflow.knowledge.server._records import TERMINAL_RUN_STATUSES, Records
-from deerflow.knowledge.server._streaming import RunStream
+from deerflow.knowledge.server.engine._records import TERMINAL_RUN_STATUSES, Records
+from deerflow.knowledge.server.engine._streaming import RunStream
 from tests.runs_harness import HeldGraph, HookedRecords, plan
 
 

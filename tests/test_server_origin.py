@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 from deerflow.knowledge.server import build_config, create_app
-from deerflow.knowledge.server._origin import (
+from deerflow.knowledge.server.api._origin import (
     host_allowed,
     host_name,
     origin_allowed,

@@ -13,7 +13,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from deerflow.knowledge.server import open_store
-from deerflow.knowledge.server._records import Records
+from deerflow.knowledge.server.engine._records import Records
 
 THREADS = 1_500  # past one page of the listing before (1,000)
 

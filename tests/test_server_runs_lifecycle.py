@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from deerflow.knowledge.server import open_store
-from deerflow.knowledge.server._records import Records
-from deerflow.knowledge.server._wire import iso_now
+from deerflow.knowledge.server.engine._records import Records
+from deerflow.knowledge.server.wire._wire import iso_now
 from tests.runs_harness import HeldWrites, gateway_app
 
 HUMAN = {"messages": [{"role": "user", "content": "hello"}]}

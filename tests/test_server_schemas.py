@@ -10,15 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from deerflow.knowledge.server._schemas import (
-    UNSTORABLE_NUL,
+from deerflow.knowledge.server.api._schemas import (
     HistoryRequest,
     RunCreate,
     ThreadCreate,
     ThreadPatch,
     ThreadSearch,
-    nul_free_nodes,
 )
+from deerflow.knowledge.server.engine._values import UNSTORABLE_NUL, nul_free_nodes
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from deerflow.knowledge.server import _serde as serde_module
-from deerflow.knowledge.server._serde import MessageCachingSerializer
+from deerflow.knowledge.server.wire import _serde as serde_module
+from deerflow.knowledge.server.wire._serde import MessageCachingSerializer
 
 
 def _history(turns: int) -> list[BaseMessage]:

@@ -19,8 +19,9 @@ import uvicorn
 from langsmith._runtime_overrides import get_runtime_overrides
 
 from deerflow.knowledge.providers.local import LocalProvider
-from deerflow.knowledge.server import _serve, build_config, serve
-from deerflow.knowledge.server._serve import MMAP_THRESHOLD_BYTES, SWITCH_INTERVAL_SECONDS
+from deerflow.knowledge.server import build_config, serve
+from deerflow.knowledge.server.process import _serve
+from deerflow.knowledge.server.process._serve import MMAP_THRESHOLD_BYTES, SWITCH_INTERVAL_SECONDS
 
 
 def test_serve_tunes_the_process_once_while_it_serves(
@@ -57,7 +58,7 @@ def test_serve_tunes_the_process_once_while_it_serves(
 
 _FRAGMENTED_HEAP = """
 import sys
-from deerflow.knowledge.server._serve import pin_mmap_threshold
+from deerflow.knowledge.server.process._serve import pin_mmap_threshold
 pinned = sys.argv[1] == "pin" and pin_mmap_threshold()
 def rss():
     for line in open("/proc/self/status"):

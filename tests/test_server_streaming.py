@@ -24,9 +24,7 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import START, MessagesState, StateGraph
 
 from deerflow.knowledge.server import GatewayConfig, create_app, open_checkpointer
-from deerflow.knowledge.server._connections import ConnectionGuard
-from deerflow.knowledge.server._listen import open_listener
-from deerflow.knowledge.server._streaming import (
+from deerflow.knowledge.server.engine._streaming import (
     MAX_BATCH_BYTES,
     WRITE_CHUNK_BYTES,
     Event,
@@ -34,6 +32,8 @@ from deerflow.knowledge.server._streaming import (
     sse_chunks,
     sse_frames,
 )
+from deerflow.knowledge.server.process._connections import ConnectionGuard
+from deerflow.knowledge.server.process._listen import open_listener
 
 WAIT = 30.0  # seconds before a missing event fails the test
 EVENTS = 400

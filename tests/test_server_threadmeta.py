@@ -20,8 +20,8 @@ from fastapi.testclient import TestClient
 
 from deerflow.knowledge.providers.local import LocalProvider, sample_corpus_path
 from deerflow.knowledge.server import build_config, create_app
-from deerflow.knowledge.server._gateway import assistant_uuid
-from deerflow.knowledge.server._threadmeta import (
+from deerflow.knowledge.server.api._gateway import assistant_uuid
+from deerflow.knowledge.server.engine._threadmeta import (
     MAX_GRAPH_METADATA_CHARS,
     graph_metadata,
     new_thread_metadata,

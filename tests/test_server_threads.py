@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-from deerflow.knowledge.server._schemas import MAX_THREAD_METADATA_BYTES
+from deerflow.knowledge.server.api._schemas import MAX_THREAD_METADATA_BYTES
 from tests.runs_harness import gateway_app
 
 HUMAN = {"messages": [{"role": "user", "content": "hello"}]}

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 
-from deerflow.knowledge.server._wire import (
+from deerflow.knowledge.server.wire._wire import (
     THREAD_MEMO_BYTES_KEPT,
     THREAD_MEMOS_KEPT,
     ThreadMemos,
@@ -86,7 +86,7 @@ def test_encoded_json_holds_its_length_not_orjsons_buffer() -> None:
 
     from langchain_core.messages import ToolMessage
 
-    from deerflow.knowledge.server._wire import dumps
+    from deerflow.knowledge.server.wire._wire import dumps
 
     message = ToolMessage(
         content="result text " * 120,

@@ -967,7 +967,7 @@ def _check_checkpoint(server: Any, target: str) -> None:
 
 def _listen(host: str, port: int) -> socket.socket:
     """Bind the port before anything is announced: a busy port is an error, not another URL."""
-    from deerflow.knowledge.server._listen import open_listener
+    from deerflow.knowledge.server.process._listen import open_listener
 
     try:
         return open_listener(host, port)

@@ -14,11 +14,10 @@ import importlib
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from deerflow.knowledge.server._app import GatewayConfig, create_app
     from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, GatewayDefaults
-    from deerflow.knowledge.server._serve import MISSING_PAGE_HINT, serve
-    from deerflow.knowledge.server._wire import message_to_wire
-    from deerflow.knowledge.server._wiring import (
+    from deerflow.knowledge.server.api._app import GatewayConfig, create_app
+    from deerflow.knowledge.server.process._serve import MISSING_PAGE_HINT, serve
+    from deerflow.knowledge.server.process._wiring import (
         CHECKPOINT_PAGE_BYTES,
         SYSTEM_PROMPT,
         build_agent,
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
         open_checkpointer,
         open_store,
     )
+    from deerflow.knowledge.server.wire._wire import message_to_wire
 
 __all__ = [
     "CHECKPOINT_PAGE_BYTES",
@@ -45,19 +45,19 @@ __all__ = [
 
 #: Where each public name lives (loaded on first use).
 _HOMES: Final = {
-    "CHECKPOINT_PAGE_BYTES": "_wiring",
+    "CHECKPOINT_PAGE_BYTES": "process._wiring",
     "GATEWAY_DEFAULTS": "_defaults",
-    "MISSING_PAGE_HINT": "_serve",
-    "SYSTEM_PROMPT": "_wiring",
-    "GatewayConfig": "_app",
+    "MISSING_PAGE_HINT": "process._serve",
+    "SYSTEM_PROMPT": "process._wiring",
+    "GatewayConfig": "api._app",
     "GatewayDefaults": "_defaults",
-    "build_agent": "_wiring",
-    "build_config": "_wiring",
-    "create_app": "_app",
-    "message_to_wire": "_wire",
-    "open_checkpointer": "_wiring",
-    "open_store": "_wiring",
-    "serve": "_serve",
+    "build_agent": "process._wiring",
+    "build_config": "process._wiring",
+    "create_app": "api._app",
+    "message_to_wire": "wire._wire",
+    "open_checkpointer": "process._wiring",
+    "open_store": "process._wiring",
+    "serve": "process._serve",
 }
 
 

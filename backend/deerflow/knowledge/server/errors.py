@@ -1,7 +1,7 @@
-"""What the run engine refuses, named by whose fault it is; ``http`` alone turns them into statuses.
+"""What the run engine refuses, named by whose fault it is; ``_http`` alone turns them into statuses.
 
-The run engine (``manager``, the coordinators) knows threads and runs, not HTTP: it raises these,
-and the gateway's one exception handler answers each with the status ``http.DOMAIN_STATUS`` gives
+The run engine (``_manager``, the coordinators) knows threads and runs, not HTTP: it raises these,
+and the gateway's one exception handler answers each with the status ``_http.DOMAIN_STATUS`` gives
 it and the message as the error's ``detail``. An application that drives ``RunManager`` itself
 catches them as plain exceptions.
 """

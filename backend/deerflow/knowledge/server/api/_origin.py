@@ -6,7 +6,7 @@ rebinding (its own name made to resolve to 127.0.0.1) read every answer as if sa
 request's ``Host`` must name an address the gateway serves (a rebinding page can only send its own
 name), and a write that carries an ``Origin`` must come from the gateway's own origin or one
 ``--cors-origin`` allows. Reads need no ``Origin`` check: without CORS the browser keeps the answer
-from the page. JSON bodies must also say ``application/json`` (``http.read_json``), which no page
+from the page. JSON bodies must also say ``application/json`` (``_http.read_json``), which no page
 can send cross-origin without a preflight the gateway refuses.
 """
 
@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from deerflow.knowledge.server._http import error_body
-from deerflow.knowledge.server._wire import dumps
+from deerflow.knowledge.server.api._http import error_body
+from deerflow.knowledge.server.wire._wire import dumps
 
 __all__ = [
     "SAFE_METHODS",

@@ -4,7 +4,7 @@ LangGraph's checkpointer holds a thread's state; LangGraph Server also keeps a r
 (metadata, status, timestamps) and per run. They live in a LangGraph ``BaseStore`` on the same
 database as the checkpoints (SQLite or PostgreSQL), so every gateway process on one database sees
 the same threads and runs. ``Records`` filters, sorts and pages thread records here; on PostgreSQL
-the wiring uses ``pgthreads.PgRecords``, which does it in SQL and makes a run's status change one
+the wiring uses ``_pgthreads.PgRecords``, which does it in SQL and makes a run's status change one
 ``UPDATE`` of its thread's record.
 
 A run's writes to its thread's record change the keys they name and never create a record: a
@@ -20,8 +20,8 @@ from typing import Any, Final
 
 from langgraph.store.base import BaseStore
 
-from deerflow.knowledge.server._threadmeta import thread_with_state_time
-from deerflow.knowledge.server._wire import iso_now
+from deerflow.knowledge.server.engine._threadmeta import thread_with_state_time
+from deerflow.knowledge.server.wire._wire import iso_now
 
 __all__ = ["ACTIVE_RUN_STATUSES", "TERMINAL_RUN_STATUSES", "Records"]
 
@@ -130,11 +130,6 @@ class Records:
     async def put_run(self, record: dict[str, Any]) -> dict[str, Any]:
         await self.store.aput(_runs_ns(record["thread_id"]), record["run_id"], record, index=False)
         return record
-
-    async def update_run(self, thread_id: str, run_id: str, **changes: Any) -> dict[str, Any]:
-        record = await self.run(thread_id, run_id) or {}
-        record.update(changes, updated_at=iso_now())
-        return await self.put_run(record)
 
     async def delete_run(self, thread_id: str, run_id: str) -> None:
         await self.store.adelete(_runs_ns(thread_id), run_id)

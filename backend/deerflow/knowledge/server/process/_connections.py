@@ -11,11 +11,11 @@ stopped reading kept its buffers, and its run's events, for good. Around uvicorn
   progress, the new one gets a 503.
 * A request's headers must arrive within ``header_timeout`` of the connection opening or of the
   previous response (408 if part of them came, then the connection closes). The body has its own
-  limit where it is read (``http.read_json``).
+  limit where it is read (``_http.read_json``).
 * A response whose client reads nothing for ``write_timeout`` (the transport's buffer stays above
   its high-water mark all that time) is dropped; a resumable event stream's client reconnects with
   ``Last-Event-ID``. What a response holds meanwhile is bounded by uvicorn's flow control plus one
-  write (``streaming.WRITE_CHUNK_BYTES`` for a stream).
+  write (``_streaming.WRITE_CHUNK_BYTES`` for a stream).
 * Each condition is logged in one line when it first happens, then at most once per
   ``log_interval`` with how many more there were.
 """
@@ -33,8 +33,8 @@ from typing import Any, ClassVar, Final
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from deerflow.knowledge.server._http import error_body
-from deerflow.knowledge.server._wire import dumps
+from deerflow.knowledge.server.api._http import error_body
+from deerflow.knowledge.server.wire._wire import dumps
 
 __all__ = [
     "DEFAULT_DESCRIPTOR_LIMIT",

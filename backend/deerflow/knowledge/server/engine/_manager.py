@@ -7,15 +7,15 @@ so no message is lost. Every run has a time budget: a run past it is cancelled a
 with an ``error`` event saying so, while runs on other threads go on (CPU-heavy steps of the agent
 run in worker threads, off the event loop). Records of runs live in the shared store, so another
 gateway process sees them too. What the manager agrees on with other processes goes through its
-run coordinator (``coordination``), chosen when the gateway is wired: in this process alone, or on
-PostgreSQL (:mod:`.pgruns`), where admission, turns and events are shared by every process on the
+run coordinator (``_coordination``), chosen when the gateway is wired: in this process alone, or on
+PostgreSQL (``_pgruns``), where admission, turns and events are shared by every process on the
 database, so the strategies hold across processes and a run is joined from any of them. A refusal
 is a domain error (``errors``); the HTTP layer gives it its status.
 
 A run is cancelled at most once and never inside the cleanup that records its end, so however
 many ``interrupt`` runs pile up, each run's stream ends and its thread is released. A delete
 stops new runs on its thread, waits for the thread's runs and their checkpoint writes in flight,
-then removes it; a save a stopped graph still makes afterwards is dropped (``runwrites``), so
+then removes it; a save a stopped graph still makes afterwards is dropped (``_runwrites``), so
 nothing brings it back. Run records name their process: a gateway that starts after a crash ends
 the runs a dead process left (on PostgreSQL, by the heartbeat rule).
 
@@ -34,7 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from deerflow.knowledge.server._coordination import (
+from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
+from deerflow.knowledge.server.engine._coordination import (
     STALE_RUN_GRACE_SECONDS,
     LocalRuns,
     LostRun,
@@ -42,13 +43,12 @@ from deerflow.knowledge.server._coordination import (
     process_owner,
     run_orphaned,
 )
-from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS
-from deerflow.knowledge.server._records import ACTIVE_RUN_STATUSES, Records
-from deerflow.knowledge.server._runwrites import RunWrites
-from deerflow.knowledge.server._streaming import EventTranslator, RunStream
-from deerflow.knowledge.server._threadmeta import with_run_id
-from deerflow.knowledge.server._wire import ThreadMemos, WireEncoder, dumps, iso_now
+from deerflow.knowledge.server.engine._records import ACTIVE_RUN_STATUSES, Records
+from deerflow.knowledge.server.engine._runwrites import RunWrites
+from deerflow.knowledge.server.engine._streaming import EventTranslator, RunStream
+from deerflow.knowledge.server.engine._threadmeta import with_run_id
 from deerflow.knowledge.server.errors import ThreadBusy, ThreadNotFound
+from deerflow.knowledge.server.wire._wire import ThreadMemos, WireEncoder, dumps, iso_now
 
 __all__ = [
     "DEFAULT_RUN_TIMEOUT_SECONDS",

@@ -1,14 +1,17 @@
 """The reference gateway: the LangGraph Platform API subset under ``/api``, the chat page at ``/``.
 
 ``useStream``, ``@langchain/langgraph-sdk``'s ``Client`` and the Python ``langgraph-sdk`` talk to it
-unchanged (point them at ``http://HOST:PORT/api``). Routes live in ``threads``, ``runs`` and
-``assistants``; this module wires them to the checkpointer and the store, adds CORS for the
+unchanged (point them at ``http://HOST:PORT/api``). Routes live in ``_threads``, ``_runs`` and
+``_assistants``; this module wires them to the checkpointer and the store, adds CORS for the
 configured origins only, refuses requests for hosts it does not serve and writes from origins it
-does not allow (``origin``), and makes sure the chat page never shadows an API path: anything under
+does not allow (``_origin``), and makes sure the chat page never shadows an API path: anything under
 ``/api`` that no route serves is a JSON 404.
 
 Everything a caller writes passes ``strip_reserved_keys`` before it is stored or run, so the only
 evidence in a thread is evidence a server-side tool produced.
+
+Tested by ``tests/test_server.py`` and, against ``langgraph dev``,
+``tests/test_server_reference.py``.
 """
 
 from __future__ import annotations
@@ -27,17 +30,24 @@ from fastapi.staticfiles import StaticFiles
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
-from deerflow.knowledge.server import _assistants as assistants
-from deerflow.knowledge.server import _runs as runs
-from deerflow.knowledge.server import _threads as threads
-from deerflow.knowledge.server._coordination import Coordination, in_process_coordination
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, bundled_page_dir
-from deerflow.knowledge.server._gateway import MAX_INPUT_MESSAGES, Gateway
-from deerflow.knowledge.server._http import MAX_REQUEST_BYTES, ApiError, api_error, error_body
-from deerflow.knowledge.server._manager import RunManager
-from deerflow.knowledge.server._origin import OriginGuard
-from deerflow.knowledge.server._wire import message_to_wire
+from deerflow.knowledge.server.api import _assistants as assistants
+from deerflow.knowledge.server.api import _runs as runs
+from deerflow.knowledge.server.api import _threads as threads
+from deerflow.knowledge.server.api._gateway import Gateway
+from deerflow.knowledge.server.api._http import (
+    MAX_REQUEST_BYTES,
+    ApiError,
+    api_error,
+    error_body,
+    refusal_error,
+)
+from deerflow.knowledge.server.api._origin import OriginGuard
+from deerflow.knowledge.server.engine._coordination import Coordination, in_process_coordination
+from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.engine._values import MAX_INPUT_MESSAGES, RequestRefused
 from deerflow.knowledge.server.errors import GatewayError
+from deerflow.knowledge.server.wire._wire import message_to_wire
 
 __all__ = [
     "API_PREFIX",
@@ -69,12 +79,12 @@ class GatewayConfig:
     static_dir: Path | None = None
     #: Origins allowed to call the API from a browser (CORS); none by default.
     cors_origins: Sequence[str] = ()
-    #: Names a request's ``Host`` may give (``origin.host_allowed``); None: not checked here.
+    #: Names a request's ``Host`` may give (``_origin.host_allowed``); None: not checked here.
     #: ``serve`` always checks: the address it is bound to, ``localhost`` and these.
     allowed_hosts: Sequence[str] | None = None
     run_timeout: float = GATEWAY_DEFAULTS.run_timeout
     #: The records and the run coordinator, opened on the store: this process alone by default;
-    #: ``pgruns.pg_coordination`` shares runs with the other gateway processes on a PostgreSQL.
+    #: ``_pgruns.pg_coordination`` shares runs with the other gateway processes on a PostgreSQL.
     open_coordination: Callable[[BaseStore], AbstractAsyncContextManager[Coordination]] = (
         in_process_coordination
     )
@@ -149,6 +159,10 @@ def create_app(config: GatewayConfig) -> FastAPI:
     @app.exception_handler(GatewayError)
     async def refused(request: Request, exc: GatewayError) -> JSONResponse:
         return await http_error(request, api_error(exc))
+
+    @app.exception_handler(RequestRefused)
+    async def value_refused(request: Request, exc: RequestRefused) -> JSONResponse:
+        return await http_error(request, refusal_error(exc))
 
     @app.exception_handler(RequestValidationError)
     async def query_error(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -24,9 +24,12 @@ every heartbeat, and when its thread admits a run): its log ends with an ``error
 (``RunLost``) and the gateway records the run as failed. Admission also requires the thread's
 record, and a delete removes that record under the same lock before it cancels the thread's
 runs, so no run starts on a thread being deleted. ``PgRuns`` is the PostgreSQL
-``coordination.RunCoordinator``; gateways on SQLite or in memory never open one, and psycopg is
+``_coordination.RunCoordinator``; gateways on SQLite or in memory never open one, and psycopg is
 imported only when one is opened. (One module past 500 lines: admission, turns, heartbeats and
 the event log share the two tables, their locks and the notification channel.)
+
+Tested by ``tests/test_pgruns.py`` and the PostgreSQL runs of
+``tests/test_server_coordination.py``.
 """
 
 from __future__ import annotations
@@ -38,16 +41,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iter
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Final
 
-from deerflow.knowledge.server._coordination import Coordination, LostRun, SharedRun
-from deerflow.knowledge.server._streaming import (
+from deerflow.knowledge.server.engine._coordination import Coordination, LostRun, SharedRun
+from deerflow.knowledge.server.engine._streaming import (
     ALWAYS_SENT,
     Event,
     RunStream,
     event_mode,
     sse_frame,
 )
-from deerflow.knowledge.server._wire import dumps
 from deerflow.knowledge.server.errors import ThreadNotFound
+from deerflow.knowledge.server.wire._wire import dumps
 
 __all__ = [
     "CHANNEL",
@@ -634,8 +637,8 @@ async def open_pg_runs(url: str, **options: Any) -> AsyncIterator[PgRuns]:
 
 def pg_coordination(url: str) -> Callable[[Any], AbstractAsyncContextManager[Coordination]]:
     """The coordination of gateways sharing the PostgreSQL database at ``url``: :class:`PgRuns`
-    and records searched in SQL (``pgthreads.PgRecords``, on the gateway's store there)."""
-    from deerflow.knowledge.server._pgthreads import PgRecords
+    and records searched in SQL (``_pgthreads.PgRecords``, on the gateway's store there)."""
+    from deerflow.knowledge.server.postgres._pgthreads import PgRecords
 
     @asynccontextmanager
     async def opened(store: Any) -> AsyncIterator[Coordination]:

@@ -7,16 +7,15 @@ being silently ignored; fields nobody defined are ignored, as LangGraph Server d
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from deerflow.knowledge.server.engine._values import nul_free_nodes
+
 __all__ = [
     "MAX_THREAD_METADATA_BYTES",
-    "UNSTORABLE_NUL",
-    "UNSTORABLE_SURROGATE",
     "AssistantSearch",
     "CheckpointRequest",
     "CommandBody",
@@ -29,41 +28,12 @@ __all__ = [
     "ThreadSearch",
     "canonical_thread_id",
     "metadata_bytes",
-    "nul_free_nodes",
     "unsupported_options",
 ]
 
 
-#: Why a request is refused: PostgreSQL's ``jsonb`` and ``text`` cannot hold U+0000, so on
-#: PostgreSQL such metadata or ids would be a 500; every backend refuses them alike.
-UNSTORABLE_NUL: Final = "metadata and thread ids cannot hold the character U+0000"
-#: A lone UTF-16 surrogate (``"\ud800"`` in JSON) is no character: no store can encode it.
-UNSTORABLE_SURROGATE: Final = "text cannot hold a lone surrogate (U+D800..U+DFFF)"
 #: The most a thread's metadata may weigh (its JSON), however many requests built it.
 MAX_THREAD_METADATA_BYTES: Final = 256 * 1024
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def nul_free_nodes(value: Any, *, nul: bool = False) -> int:
-    """How many values ``value`` holds (itself, keys, items, nested); ``ValueError`` if a string
-    among them holds a lone surrogate, or U+0000 (unless ``nul``). One visit per value, on a
-    stack: no recursion, linear."""
-    stack = [value]
-    visited = 0
-    while stack:
-        item = stack.pop()
-        visited += 1
-        if isinstance(item, str):
-            if not nul and "\x00" in item:
-                raise ValueError(UNSTORABLE_NUL)
-            if _SURROGATE.search(item):
-                raise ValueError(UNSTORABLE_SURROGATE)
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return visited
 
 
 def _storable(value: Any) -> Any:
@@ -171,7 +141,7 @@ class RunCreate(_Body):
     stream_resumable: bool = False
     metadata: _Metadata = Field(default_factory=dict)
     config: dict[str, Any] | None = None
-    #: Checked by ``runcontext.check_context``, which says why a context is refused.
+    #: Checked by ``_runcontext.check_context``, which says why a context is refused.
     context: Any = None
     checkpoint: dict[str, Any] | None = None
     checkpoint_id: str | None = None

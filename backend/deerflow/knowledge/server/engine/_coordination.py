@@ -7,12 +7,12 @@ of a run elsewhere) goes through a ``RunCoordinator``. Two implement it:
 * :class:`LocalRuns`, in this process, for SQLite and in-memory gateways: the thread and run
   records in the store are all it shares, so it refuses to interrupt another process's run and
   follows none of their events; a run whose process died is found by its record's owner.
-* :class:`~deerflow.knowledge.server._pgruns.PgRuns`, on PostgreSQL: admission, turns, heartbeats
+* :class:`~deerflow.knowledge.server.postgres._pgruns.PgRuns`, on PostgreSQL: admission, turns, heartbeats
   and events shared by every process on the database.
 
 ``Coordination`` pairs a coordinator with the thread and run records it goes with (the PostgreSQL
 one searches threads in SQL); the wiring opens one (``in_process_coordination``,
-``pgruns.pg_coordination``) and the gateway never asks which it got.
+``_pgruns.pg_coordination``) and the gateway never asks which it got.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 from langgraph.store.base import BaseStore
 
-from deerflow.knowledge.server._records import ACTIVE_RUN_STATUSES, Records
-from deerflow.knowledge.server._streaming import Event, RunStream
+from deerflow.knowledge.server.engine._records import ACTIVE_RUN_STATUSES, Records
+from deerflow.knowledge.server.engine._streaming import Event, RunStream
 from deerflow.knowledge.server.errors import RunInAnotherProcess, ThreadNotFound
 
 __all__ = [

@@ -9,6 +9,8 @@ runtime context, keys its context schema does not name dropped, and its keys are
 ``configurable`` as runtime context. The context is caller-written: it is a JSON object under a
 size and a depth limit, holds only characters every store can keep, and passes the trust
 boundary before the graph sees it.
+
+Tested by ``tests/test_server_context.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-from deerflow.knowledge.server._schemas import nul_free_nodes
+from deerflow.knowledge.server.engine._values import nul_free_nodes
 
 __all__ = [
     "CONTEXT_AND_CONFIGURABLE",

@@ -3,6 +3,8 @@
 It also holds the parsing every write path shares: caller-supplied values pass
 ``strip_reserved_keys`` first and messages are parsed in one call, so no route can store evidence a
 caller wrote.
+
+Tested through the routes (``tests/test_server.py``, ``tests/test_server_threadmeta.py``).
 """
 
 from __future__ import annotations
@@ -12,26 +14,22 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from fastapi import Request
-from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from deerflow.knowledge.server._http import ApiError, strip
-from deerflow.knowledge.server._manager import RunManager
-from deerflow.knowledge.server._records import Records
+from deerflow.knowledge.server.api._http import ApiError
+from deerflow.knowledge.server.engine._manager import RunManager
+from deerflow.knowledge.server.engine._records import Records
+from deerflow.knowledge.server.engine._runplan import thread_config
 
 __all__ = [
     "GRAPH_ID",
-    "MAX_INPUT_MESSAGES",
     "Gateway",
     "assistant_uuid",
     "gateway",
-    "parse_messages",
-    "trusted_values",
 ]
 
 #: The graph id of the one agent (LangGraph's conventional name, the default of Agent Chat UI).
 GRAPH_ID: Final = "agent"
-MAX_INPUT_MESSAGES: Final = 200
 
 
 #: The UUID v5 namespace of LangGraph Server's default assistants (langgraph-api's, not a
@@ -57,12 +55,7 @@ class Gateway:
     max_question_chars: int | None = None
 
     def thread_config(self, thread_id: str, checkpoint: dict[str, Any] | None = None) -> Any:
-        configurable: dict[str, Any] = {"thread_id": thread_id}
-        if checkpoint:
-            for key in ("checkpoint_id", "checkpoint_ns"):
-                if checkpoint.get(key):
-                    configurable[key] = str(checkpoint[key])
-        return {"configurable": configurable}
+        return thread_config(thread_id, checkpoint)
 
     async def thread(self, thread_id: str) -> dict[str, Any]:
         """The thread's record; 404 when there is none."""
@@ -97,26 +90,3 @@ def _is_uuid(value: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def parse_messages(raw: Any) -> list[BaseMessage]:
-    """Caller-sent messages (dicts, ``(role, content)`` pairs, strings) as LangChain messages."""
-    if isinstance(raw, dict | str):
-        raw = [raw]
-    if not isinstance(raw, list):
-        raise ApiError(422, "messages must be a list")
-    if len(raw) > MAX_INPUT_MESSAGES:
-        raise ApiError(413, f"at most {MAX_INPUT_MESSAGES} messages per request")
-    try:
-        return list(convert_to_messages(raw))
-    except (ValueError, TypeError, KeyError, NotImplementedError, AttributeError) as exc:
-        raise ApiError(422, f"invalid messages ({type(exc).__name__})") from None
-
-
-def trusted_values(values: Any) -> tuple[Any, int]:
-    """Caller-sent state values, reserved evidence keys removed and messages parsed."""
-    stripped = strip(values)
-    value = stripped.value
-    if isinstance(value, dict) and "messages" in value:
-        value = {**value, "messages": parse_messages(value["messages"])}
-    return value, stripped.removed

@@ -4,7 +4,10 @@
 ``create_agent`` with ``knowledge_search`` and the tool-output budget (with no model, the offline
 extractive responder, so the demo needs no credentials), a checkpointer and a store on one SQLite
 file or PostgreSQL database, and, on PostgreSQL, runs shared with every gateway process on it
-(``pgruns.pg_coordination``). Which storage a target names is decided once, here.
+(``_pgruns.pg_coordination``). Which storage a target names is decided once, here.
+
+Tested by ``tests/test_server.py`` (``build_config``) and ``tests/test_server_records.py``
+(``open_store``).
 """
 
 from __future__ import annotations
@@ -24,11 +27,11 @@ from deerflow.knowledge.contract import RetrievalProvider
 from deerflow.knowledge.middleware import ToolOutputBudgetMiddleware
 from deerflow.knowledge.responder import RESPONDER_LABEL, ExtractiveResponder
 from deerflow.knowledge.rules import GATEWAY_OUTPUT_MAX_CHARS
-from deerflow.knowledge.server._app import GatewayConfig
-from deerflow.knowledge.server._coordination import in_process_coordination
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, is_postgres_url
-from deerflow.knowledge.server._pgruns import pg_coordination
-from deerflow.knowledge.server._serde import MessageCachingSerializer
+from deerflow.knowledge.server.api._app import GatewayConfig
+from deerflow.knowledge.server.engine._coordination import in_process_coordination
+from deerflow.knowledge.server.postgres._pgruns import pg_coordination
+from deerflow.knowledge.server.wire._serde import MessageCachingSerializer
 from deerflow.knowledge.tools import MAX_QUERY_CHARS, make_knowledge_tool
 
 __all__ = [

@@ -14,9 +14,9 @@ from fastapi import APIRouter, Depends, Request, Response
 from langgraph.errors import InvalidUpdateError
 from langgraph.types import StateUpdate as GraphStateUpdate
 
-from deerflow.knowledge.server._gateway import Gateway, gateway, trusted_values
-from deerflow.knowledge.server._http import ApiError, read_json, validate
-from deerflow.knowledge.server._schemas import (
+from deerflow.knowledge.server.api._gateway import Gateway, gateway
+from deerflow.knowledge.server.api._http import ApiError, read_json, validate
+from deerflow.knowledge.server.api._schemas import (
     MAX_THREAD_METADATA_BYTES,
     CheckpointRequest,
     HistoryRequest,
@@ -27,10 +27,14 @@ from deerflow.knowledge.server._schemas import (
     ThreadSearch,
     canonical_thread_id,
     metadata_bytes,
-    nul_free_nodes,
 )
-from deerflow.knowledge.server._threadmeta import thread_with_state_time
-from deerflow.knowledge.server._wire import (
+from deerflow.knowledge.server.engine._threadmeta import thread_with_state_time
+from deerflow.knowledge.server.engine._values import (
+    storable_values,
+    subgraphs_refused,
+    trusted_values,
+)
+from deerflow.knowledge.server.wire._wire import (
     WireEncoder,
     checkpoint_of,
     dumps,
@@ -53,22 +57,6 @@ def bounded_metadata(
             422, f"a thread's metadata may hold at most {max_bytes} bytes of JSON (this: {size})"
         )
     return metadata
-
-
-def storable_values(values: Any) -> Any:
-    """Caller-written state values, refused with a 422 when they hold text no store encodes."""
-    try:
-        nul_free_nodes(values, nul=True)
-    except ValueError as exc:
-        raise ApiError(422, str(exc)) from None
-    return values
-
-
-def subgraphs_refused(checkpoint: dict[str, Any] | None) -> None:
-    """A 422 for a checkpoint of a subgraph (``checkpoint_ns``): this gateway reads and writes the
-    state of the graph itself only."""
-    if checkpoint and checkpoint.get("checkpoint_ns"):
-        raise ApiError(422, "checkpoint_ns (a subgraph's state) is not supported by this gateway")
 
 
 def _json(data: bytes, status_code: int = 200) -> Response:

@@ -2,6 +2,8 @@
 
 Clients that list assistants (Agent Chat UI, LangGraph Studio) find the agent as graph ``agent``,
 with its graph drawing and JSON schemas; it cannot be edited or versioned here.
+
+Tested by ``tests/test_server_sdk.py`` and ``tests/test_server_reference.py``.
 """
 
 from __future__ import annotations
@@ -10,10 +12,10 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from deerflow.knowledge.server._gateway import GRAPH_ID, Gateway, assistant_uuid, gateway
-from deerflow.knowledge.server._http import ApiError, read_json, validate
-from deerflow.knowledge.server._schemas import AssistantSearch
-from deerflow.knowledge.server._wire import dumps
+from deerflow.knowledge.server.api._gateway import GRAPH_ID, Gateway, assistant_uuid, gateway
+from deerflow.knowledge.server.api._http import ApiError, read_json, validate
+from deerflow.knowledge.server.api._schemas import AssistantSearch
+from deerflow.knowledge.server.wire._wire import dumps
 
 __all__ = ["CREATED_AT", "router"]
 
@@ -110,7 +112,7 @@ async def edit_assistant(assistant_id: str | None = None) -> Response:
 
 @router.get("/info")
 async def info(gw: Gateway = Depends(gateway)) -> dict[str, Any]:
-    from deerflow.knowledge.server._gateway import MAX_INPUT_MESSAGES
+    from deerflow.knowledge.server.engine._values import MAX_INPUT_MESSAGES
 
     return {
         "version": "deerflow-knowledge",

@@ -13,6 +13,8 @@ Once the graph has ended, the manager closes the pass (``close``), and a save th
 dropped: it belongs to a loop torn down by a cancel. The check and the count of writes in flight
 happen in one step of the event loop, so a write either counts (``settled`` waits for it) or
 never starts. Writes that no run makes (a state update) carry no pass and always land.
+
+Tested by ``tests/test_server_runs_lifecycle.py`` (saves of runs stopped or deleted).
 """
 
 from __future__ import annotations

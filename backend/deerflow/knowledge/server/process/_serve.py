@@ -1,7 +1,7 @@
 """Serving the gateway as a process of its own: the one place that tunes the process.
 
-``serve`` runs the app with uvicorn behind the connection guard (``connections``), answering only
-to the host names it is bound to (``origin``). The process is the gateway's here, so it is tuned
+``serve`` runs the app with uvicorn behind the connection guard (``_connections``), answering only
+to the host names it is bound to (``_origin``). The process is the gateway's here, so it is tuned
 for serving while uvicorn runs: a bounded default executor, a shorter GIL switch interval,
 ``gc.freeze`` after start-up, LangSmith's untraced steps kept on the event loop and, on glibc, a
 fixed threshold above which memory is mapped (``pin_mmap_threshold``). ``create_app`` does none
@@ -26,11 +26,11 @@ from langsmith import set_runtime_overrides
 from langsmith._runtime_overrides import get_runtime_overrides
 from langsmith.utils import tracing_is_enabled
 
-from deerflow.knowledge.server._app import GatewayConfig, create_app
-from deerflow.knowledge.server._connections import ConnectionGuard, descriptor_limits
 from deerflow.knowledge.server._defaults import GATEWAY_DEFAULTS, bundled_page_dir
-from deerflow.knowledge.server._listen import open_listener
-from deerflow.knowledge.server._origin import served_hosts
+from deerflow.knowledge.server.api._app import GatewayConfig, create_app
+from deerflow.knowledge.server.api._origin import served_hosts
+from deerflow.knowledge.server.process._connections import ConnectionGuard, descriptor_limits
+from deerflow.knowledge.server.process._listen import open_listener
 
 __all__ = [
     "MISSING_PAGE_HINT",

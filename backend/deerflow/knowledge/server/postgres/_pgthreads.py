@@ -1,4 +1,4 @@
-"""``threads.search`` / ``threads.count`` in SQL when the thread records are in PostgreSQL.
+"""Thread search and count (``_records.Records.search``, ``count``) in SQL on PostgreSQL.
 
 The records are items of LangGraph's ``AsyncPostgresStore`` (table ``store``: ``prefix`` is the
 namespace joined by dots, ``key`` the thread id, ``value`` the record as ``jsonb``). Reading them
@@ -9,6 +9,8 @@ missing key equals ``null``). ``tests/test_pgthreads.py`` runs it against the re
 
 A run's change to its thread's record (its status) is one ``UPDATE`` that merges the changed keys:
 it never recreates a deleted record, nor writes back metadata another process just changed.
+
+Tested by ``tests/test_pgthreads.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from typing import Any, Final
 import orjson
 from langgraph.store.base import BaseStore
 
-from deerflow.knowledge.server._records import Records
-from deerflow.knowledge.server._wire import iso_now
+from deerflow.knowledge.server.engine._records import Records
+from deerflow.knowledge.server.wire._wire import iso_now
 
 __all__ = ["THREADS_PREFIX", "PgRecords"]
 

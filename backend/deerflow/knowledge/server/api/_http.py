@@ -22,14 +22,17 @@ from fastapi import HTTPException, Request
 from pydantic import BaseModel, ValidationError
 from starlette.requests import ClientDisconnect
 
+from deerflow.knowledge.server.engine._values import (
+    OptionsConflict,
+    RequestRefused,
+    RequestTooLarge,
+)
 from deerflow.knowledge.server.errors import (
     GatewayError,
     RunInAnotherProcess,
     ThreadBusy,
     ThreadNotFound,
 )
-from deerflow.knowledge.trust import Stripped, StripRefusedError
-from deerflow.knowledge.trust import strip_reserved_keys as _strip_reserved_keys
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
@@ -37,6 +40,7 @@ __all__ = [
     "JSON_MEDIA_TYPE",
     "MAX_EVENT_ID_DIGITS",
     "MAX_REQUEST_BYTES",
+    "REFUSAL_STATUS",
     "ApiError",
     "api_error",
     "error_body",
@@ -44,7 +48,7 @@ __all__ = [
     "last_event_id",
     "parse_json",
     "read_json",
-    "strip",
+    "refusal_error",
     "validate",
 ]
 
@@ -84,6 +88,20 @@ def api_error(error: GatewayError) -> ApiError:
         if kind in DOMAIN_STATUS:
             return ApiError(DOMAIN_STATUS[kind], str(error))
     return ApiError(409, str(error))
+
+
+#: The status of each refusal of a caller-written value (``engine/_values.py``).
+REFUSAL_STATUS: Final[Mapping[type[RequestRefused], int]] = {
+    RequestRefused: 422,
+    OptionsConflict: 400,
+    RequestTooLarge: 413,
+}
+
+
+def refusal_error(error: RequestRefused) -> ApiError:
+    """The HTTP answer to a refused caller-written value: its kind's status, its message."""
+    status = next(REFUSAL_STATUS[kind] for kind in type(error).__mro__ if kind in REFUSAL_STATUS)
+    return ApiError(status, str(error))
 
 
 def error_body(detail: str) -> dict[str, str]:
@@ -177,14 +195,6 @@ def last_event_id(header: str | None) -> int:
 
 def _refuse_constant(name: str) -> float:
     raise _RefusedNumberError(f"{name} is not a JSON number")
-
-
-def strip(value: Any) -> Stripped[Any]:
-    """``strip_reserved_keys`` with its refusals answered as 422."""
-    try:
-        return _strip_reserved_keys(value)
-    except StripRefusedError:
-        _fail(422, "the request nests too deeply or holds a value that cannot be checked")
 
 
 def validate(model: type[_ModelT], data: Any) -> _ModelT:

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from langchain_core.messages import AIMessage, BaseMessage, BaseMessageChunk, ToolMessage
 
-from deerflow.knowledge.server._wire import WireEncoder, dumps
+from deerflow.knowledge.server.wire._wire import WireEncoder, dumps
 
 __all__ = [
     "ALWAYS_SENT",

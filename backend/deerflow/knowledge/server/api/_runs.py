@@ -1,14 +1,16 @@
 """Runs: on a thread (``stream``, ``wait``, background ``create``, ``get``, ``list``, ``join``,
 ``join_stream``, ``cancel``, ``delete``) and stateless (``/runs/stream``, ``/runs/wait``, ``/runs``).
 
-A run's ``input``, its ``command`` (``update``, ``resume``) and its ``context`` (``runcontext``)
-are caller-written values: they pass the trust boundary before the graph sees them. Options the gateway does not implement answer 422.
-A run started by another gateway process on the same database can be joined too: on PostgreSQL
-its events are in the database (``pgruns``: replayed, then followed through ``LISTEN``/``NOTIFY``),
-otherwise the join follows its record and the checkpoints it writes (``values`` only).
+A route reads and validates the request and finds its thread; the run's plan (its input, its
+``command``, its config and ``context``, all caller-written values that pass the trust boundary
+before the graph sees them) is made by the engine's ``_runplan``, and the run by ``_manager``.
+Options the gateway does not implement answer 422. A run started by another gateway process on
+the same database can be joined too: on PostgreSQL its events are in the database
+(``postgres/_pgruns.py``: replayed, then followed through ``LISTEN``/``NOTIFY``), otherwise the
+join follows its record and the checkpoints it writes (``values`` only).
 
-It is a little over 500 lines because it is the whole run-route family of LangGraph Server's API
-(create, stream, wait, join, cancel, list) with one request parser; the run engine is ``_manager``.
+Tested by ``tests/test_server_runs_lifecycle.py``, ``tests/test_server_sdk.py`` (the official
+clients) and ``tests/test_server_reference.py``.
 """
 
 from __future__ import annotations
@@ -20,165 +22,31 @@ from typing import Any, Final
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
-from langgraph.types import Command
 
-from deerflow.knowledge.server._gateway import (
-    GRAPH_ID,
-    Gateway,
-    gateway,
-    parse_messages,
-    trusted_values,
-)
-from deerflow.knowledge.server._http import ApiError, last_event_id, read_json, strip, validate
-from deerflow.knowledge.server._manager import RunPlan
-from deerflow.knowledge.server._records import TERMINAL_RUN_STATUSES
-from deerflow.knowledge.server._runcontext import (
-    CONTEXT_AND_CONFIGURABLE,
-    ContextRefused,
-    check_context,
-    fit_context,
-    mirrored_keys,
-)
-from deerflow.knowledge.server._schemas import (
+from deerflow.knowledge.server.api._gateway import GRAPH_ID, Gateway, gateway
+from deerflow.knowledge.server.api._http import ApiError, last_event_id, read_json, validate
+from deerflow.knowledge.server.api._schemas import (
     RunCreate,
     ThreadId,
     canonical_thread_id,
     unsupported_options,
 )
-from deerflow.knowledge.server._streaming import (
-    STREAM_MODES,
-    Event,
-    RunStream,
-    sse_chunks,
-    sse_frame,
-)
-from deerflow.knowledge.server._threadmeta import (
-    graph_metadata,
-    new_thread_metadata,
-    run_metadata,
+from deerflow.knowledge.server.engine._manager import RunPlan
+from deerflow.knowledge.server.engine._records import TERMINAL_RUN_STATUSES
+from deerflow.knowledge.server.engine._runplan import request_metadata, run_plan, stream_modes
+from deerflow.knowledge.server.engine._streaming import Event, RunStream, sse_chunks, sse_frame
+from deerflow.knowledge.server.engine._threadmeta import (
     started_thread_metadata,
 )
-from deerflow.knowledge.server._threads import storable_values, subgraphs_refused
-from deerflow.knowledge.server._wire import WireEncoder, dumps
+from deerflow.knowledge.server.wire._wire import WireEncoder, dumps
 
 __all__ = ["REMOTE_POLL_SECONDS", "router"]
 
 #: How often a join of another process's run reads the shared database.
 REMOTE_POLL_SECONDS: Final = 0.25
-_MAX_RECURSION_LIMIT: Final = 1000
 _SSE_HEADERS: Final = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 router = APIRouter()
-
-
-def _modes(stream_mode: str | list[str]) -> list[str]:
-    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
-    unknown = [m for m in modes if m not in STREAM_MODES]
-    if unknown:
-        raise ApiError(
-            422,
-            f"stream_mode {', '.join(map(repr, unknown))} is not supported "
-            f"(supported: {', '.join(sorted(STREAM_MODES))})",
-        )
-    return list(dict.fromkeys(modes)) or ["values"]
-
-
-def _config(gw: Gateway, thread_id: str, body: RunCreate) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The run's config and its runtime context (``runcontext``)."""
-    checkpoint = body.checkpoint or (
-        {"checkpoint_id": body.checkpoint_id} if body.checkpoint_id else None
-    )
-    subgraphs_refused(checkpoint)
-    config: dict[str, Any] = gw.thread_config(thread_id, checkpoint)
-    extra = dict(body.config or {})
-    configurable = extra.pop("configurable", None) or {}
-    if not isinstance(configurable, dict):
-        raise ApiError(422, "config.configurable must be an object")
-    context = _context(body.context)
-    if context and configurable:
-        raise ApiError(400, CONTEXT_AND_CONFIGURABLE)
-    for reserved in ("thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"):
-        if reserved in configurable:
-            raise ApiError(422, f"config.configurable.{reserved} is set by the gateway")
-    internal = sorted(k for k in configurable if isinstance(k, str) and k.startswith("__"))
-    if internal:
-        # LangGraph's own run wiring (__pregel_checkpointer, ...): a caller must not replace it.
-        raise ApiError(422, f"config.configurable keys {internal} are reserved for LangGraph")
-    configurable = strip(configurable).value
-    config["configurable"].update(configurable)
-    schema = gw.graph.get_context_jsonschema() if gw.graph.context_schema is not None else None
-    if context:
-        # Keys the graph's schema drops are not mirrored either (LangGraph Server removes them).
-        context = fit_context(context, schema)
-        config["configurable"].update(mirrored_keys(context))
-    else:  # LangGraph Server: a run without context has its configurable as context
-        context = fit_context(dict(configurable), schema)
-    if "recursion_limit" in extra:
-        limit = extra.pop("recursion_limit")
-        if not isinstance(limit, int) or not 1 <= limit <= _MAX_RECURSION_LIMIT:
-            raise ApiError(422, f"config.recursion_limit must be 1..{_MAX_RECURSION_LIMIT}")
-        config["recursion_limit"] = limit
-    if "tags" in extra:
-        tags = extra.pop("tags")
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            raise ApiError(422, "config.tags must be a list of strings")
-        config["tags"] = tags
-    extra.pop("metadata", None)
-    if extra:
-        raise ApiError(422, f"config keys {sorted(extra)} are not supported by this gateway")
-    return config, context
-
-
-def _context(raw: Any) -> dict[str, Any]:
-    """The caller's ``context``, checked and past the trust boundary (``{}`` when none)."""
-    if raw is None:
-        return {}
-    try:
-        context = check_context(raw)
-    except ContextRefused as exc:
-        raise ApiError(422, str(exc)) from None
-    stripped: dict[str, Any] = strip(context).value
-    return stripped
-
-
-def _graph_input(gw: Gateway, body: RunCreate) -> Any:
-    if body.input is not None and body.command is not None:
-        raise ApiError(422, "a run takes either input or command, not both")
-    storable_values(body.input)
-    if body.command is not None:
-        storable_values([body.command.update, body.command.resume, body.command.goto])
-    if body.command is not None:
-        command = body.command
-        update = None
-        if command.update is not None:
-            update, _ = trusted_values(command.update)
-        resume = strip(command.resume).value if command.resume is not None else None
-        goto = command.goto
-        for target in goto if isinstance(goto, list) else [goto] if goto else []:
-            node = target.get("node") if isinstance(target, dict) else target
-            if not isinstance(node, str) or node not in gw.graph.nodes:
-                raise ApiError(422, f"command.goto {node!r} is not a node of the graph")
-        goto_nodes = (
-            [g["node"] if isinstance(g, dict) else g for g in goto]
-            if isinstance(goto, list)
-            else ([goto["node"] if isinstance(goto, dict) else goto] if goto else ())
-        )
-        return Command(update=update, resume=resume, goto=goto_nodes)
-    if body.input is None:
-        return None
-    values, _ = trusted_values(body.input)
-    if isinstance(values, dict) and "messages" not in values:
-        values = {**values, "messages": parse_messages([])}
-    return values
-
-
-def _nodes(gw: Gateway, names: Any, option: str) -> Any:
-    if names is None or names == "*":
-        return names
-    for name in names:
-        if name not in gw.graph.nodes:
-            raise ApiError(422, f"{option} {name!r} is not a node of the graph")
-    return names
 
 
 async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[RunPlan, RunCreate]:
@@ -187,14 +55,7 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
     if unsupported:
         raise ApiError(422, f"{', '.join(unsupported)}: not supported by this gateway")
     assistant_id = gw.assistant_id(body.assistant_id)
-    request_metadata = strip(body.metadata).value
-    config_metadata = _config_metadata(body)
-    new_metadata = new_thread_metadata(
-        graph_id=GRAPH_ID,
-        assistant_id=assistant_id,
-        config_metadata=config_metadata,
-        request_metadata=request_metadata,
-    )
+    metadata = request_metadata(body, graph_id=GRAPH_ID, assistant_id=assistant_id)
     stateless = thread_id is None
     thread: dict[str, Any] | None = None
     thread_id = str(uuid.uuid4()) if thread_id is None else canonical_thread_id(thread_id)
@@ -208,7 +69,7 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
                 uuid.UUID(thread_id)
             except ValueError:
                 raise ApiError(422, "thread_id must be a UUID") from None
-            thread = await gw.records.new_thread(thread_id, new_metadata)
+            thread = await gw.records.new_thread(thread_id, metadata.new_thread)
     elif not stateless:
         thread = await gw.thread(thread_id)
     # The merge is written once the request is known to be valid (below).
@@ -224,46 +85,23 @@ async def _plan(gw: Gateway, request: Request, thread_id: str | None) -> tuple[R
     )
     # A stateless run's record has no thread metadata (graph_id): LangGraph Server's has none.
     thread_metadata = started or (thread["metadata"] if thread is not None else {})
-    durability = body.durability
-    if durability is None and body.checkpoint_during is not None:
-        durability = "async" if body.checkpoint_during else "exit"
-    config, context = _config(gw, thread_id, body)
-    plan = RunPlan(
+    schema = gw.graph.get_context_jsonschema() if gw.graph.context_schema is not None else None
+    plan = run_plan(
+        body,
         thread_id=thread_id,
         assistant_id=assistant_id,
-        graph_input=_graph_input(gw, body),
-        config=config,
-        context=context,
-        modes=_modes(body.stream_mode),
-        subgraphs=body.stream_subgraphs,
-        resumable=body.stream_resumable,
-        metadata=run_metadata(
-            thread_metadata=thread_metadata,
-            config_metadata=config_metadata,
-            request_metadata=request_metadata,
-            assistant_id=assistant_id,
-        ),
-        multitask_strategy=body.multitask_strategy,
-        interrupt_before=_nodes(gw, body.interrupt_before, "interrupt_before"),
-        interrupt_after=_nodes(gw, body.interrupt_after, "interrupt_after"),
-        durability=durability,
-        delete_thread_after=stateless and body.on_completion != "keep",
+        graph_id=GRAPH_ID,
+        thread_metadata=thread_metadata,
+        metadata=metadata,
+        stateless=stateless,
+        nodes=gw.graph.nodes,
+        context_schema=schema,
     )
-    plan.config["metadata"] = graph_metadata(plan.metadata, thread_id=thread_id, graph_id=GRAPH_ID)
     if started is not None:
         await gw.records.touch_thread(thread_id, metadata=started)
     if stateless:
-        await gw.records.new_thread(thread_id, new_metadata)
+        await gw.records.new_thread(thread_id, metadata.new_thread)
     return plan, body
-
-
-def _config_metadata(body: RunCreate) -> dict[str, Any]:
-    metadata = (body.config or {}).get("metadata")
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, dict):
-        raise ApiError(422, "config.metadata must be an object")
-    return dict(strip(metadata).value)
 
 
 def _run_headers(record: dict[str, Any], *, location: str | None) -> dict[str, str]:
@@ -520,7 +358,7 @@ async def join_stream(
 ) -> Response:
     record = await _run(gw, thread_id, run_id)
     requested = [m for mode in stream_mode or [] for m in mode.split(",") if m]
-    modes = _modes(requested) if requested else None
+    modes = stream_modes(requested) if requested else None
     after = last_event_id(request.headers.get("last-event-id"))
     stream = gw.runs.stream(run_id)
     headers = _run_headers(record, location="stream")
