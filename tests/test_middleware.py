@@ -516,3 +516,38 @@ def test_the_walk_counts_a_return_to_a_module_already_left() -> None:
         )
     )
     assert _entered_twice(tree) == ["envelope"]
+
+
+@pytest.mark.parametrize("kind", ["shared", "shared_externalized", "native", "dual_task"])
+def test_the_middleware_hands_a_message_to_the_budget_once(kind: str, tmp_path: Path) -> None:
+    """The format decision is the pure budget's: ``budget_message`` makes one call into the rest
+    of the package (``budget.budget_output``), whatever the message (counted, not timed)."""
+    message = {
+        "shared": _message,
+        "shared_externalized": _message,
+        "native": _native_message,
+        "dual_task": _dual_task_message,
+    }[kind]()
+    output_dir = tmp_path if kind == "shared_externalized" else None
+    middleware = ToolOutputBudgetMiddleware(max_chars=1_500, output_dir=output_dir)
+    calls: list[str] = []
+
+    def profile(frame: Any, event: str, _: object) -> None:
+        caller = frame.f_back
+        if event != "call" or caller is None:
+            return
+        module = frame.f_globals.get("__name__", "")
+        if (
+            caller.f_globals.get("__name__") == "deerflow.knowledge.middleware"
+            and module.startswith(_PACKAGE)
+            and module != "deerflow.knowledge.middleware"
+        ):
+            calls.append(f"{module}.{frame.f_code.co_name}")
+
+    sys.setprofile(profile)
+    try:
+        budgeted = middleware.budget_message(message)
+    finally:
+        sys.setprofile(None)
+    assert budgeted is not message
+    assert calls == ["deerflow.knowledge.budget.budget_output"]
