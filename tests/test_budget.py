@@ -13,12 +13,16 @@ from deerflow.knowledge import (
     KnowledgeSource,
     RetrievalHit,
     RetrievalResult,
+    budget,
     build_envelope,
     find_citations,
     read_envelope,
 )
 from deerflow.knowledge.budget import (
+    MAX_NAME_CHARS,
+    budget_output,
     omission_marker,
+    output_chars,
     preview_text,
     prune_evidence,
     truncate_text,
@@ -566,3 +570,83 @@ def test_native_budget_on_hostile_megabyte_reports_finishes() -> None:
         out = budget_native(report, artifact, tool_name="task", max_chars=8_000, synopsis=report)
         assert out is not None and out.kept == (source.id,)
         assert out.content.count("#knowledge-") == 1
+
+
+def test_relabeling_stops_once_the_orphans_stop_growing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # relabel_citations runs to its own fixpoint, so relabeling for the same orphans again would
+    # change nothing: one cut record costs one relabeling pass, not two.
+    calls: list[str] = []
+
+    def counted(text: str, should_relabel: Any, **kwargs: Any) -> str:
+        calls.append(text)
+        return relabel_citations(text, should_relabel, **kwargs)
+
+    monkeypatch.setattr(budget, "relabel_citations", counted)
+    kept, cut = _source(1), _source(2, "A long excerpt that the budget cuts in half.")
+    content = _entry(kept) + "\n\n" + _entry(cut)[:-20]
+    out_content, out_artifact = prune_evidence(content, build_envelope([kept, cut]))
+    assert _shared_ids(out_artifact) == [kept.id] and cut.id not in out_content
+    assert len(calls) == 1
+
+
+# --------------------------------------------------------------------------- the budget's entry
+
+
+def test_output_within_its_budget_is_none() -> None:
+    content, artifact = _formatted()
+    assert budget_output(content, artifact, tool_name="x", max_chars=len(content)) is None
+    assert output_chars(content) == len(content)
+    assert output_chars(["ab", {"type": "text", "text": "cd"}, {"type": "image"}]) == 6
+    with pytest.raises(ValueError, match="at least 1"):
+        budget_output(content, artifact, tool_name="x", max_chars=0)
+
+
+def test_shared_output_is_cut_and_pruned_and_writes_nothing(tmp_path: Any) -> None:
+    content, artifact = _formatted()
+    out = budget_output(content, artifact, tool_name="knowledge_search", max_chars=1_500)
+    assert out is not None and out.write is None
+    assert len(out.content) <= 1_500
+    assert out.record == {"original_chars": len(content), "max_chars": 1_500, "kind": "truncated"}
+    assert read_envelope(out.content, out.artifact).rejected == ()
+    planned = budget_output(
+        content,
+        artifact,
+        tool_name="knowledge_search",
+        max_chars=1_500,
+        call_id="call/1",
+        output_dir=tmp_path / "out",
+        preview_chars=400,
+    )
+    assert planned is not None and planned.write is not None
+    path, text = planned.write
+    assert text == content and path.parent == tmp_path / "out"
+    assert path.name.startswith("knowledge_search-call_1-")
+    assert planned.record["kind"] == "externalized" and planned.record["path"] == str(path)
+    assert str(path) in planned.content and len(planned.content) <= 1_500
+    assert not (tmp_path / "out").exists()  # the entry plans the file; the caller writes it
+
+
+def test_a_file_name_keeps_at_most_max_name_chars_of_each_part(tmp_path: Any) -> None:
+    content, artifact = _formatted()
+    out = budget_output(
+        content,
+        artifact,
+        tool_name="t" * (MAX_NAME_CHARS + 1),
+        call_id="c" * MAX_NAME_CHARS,
+        max_chars=1_500,
+        output_dir=tmp_path,
+    )
+    assert out is not None and out.write is not None
+    stem = out.write[0].name.rsplit("-", 1)[0]
+    assert stem == "t" * MAX_NAME_CHARS + "-" + "c" * MAX_NAME_CHARS
+
+
+def test_a_native_task_keeps_its_synopsis_and_its_whole_entries() -> None:
+    sources = [_big_native(n, 800) for n in range(1, 5)]
+    content, artifact = _native_message("task", sources)
+    out = budget_output(content, artifact, tool_name="task", max_chars=3_000)
+    assert out is not None and out.write is None
+    assert out.content.startswith("Task completed. Findings: Manual.pdf")
+    assert out.record["kind"] == "truncated" and out.record["sources_omitted"] > 0
+    assert out.record["sources_kept"] == len(out.artifact["knowledge_sources"]["sources"]) > 0
+    assert_whole_entries("task", content, artifact, out.content, out.artifact, 3_000)

@@ -151,3 +151,9 @@ def test_artifact_always_verifies_against_content(
     # Excerpts may hold Markdown (an unclosed fence), so count handles, not parsed links.
     handles = set(re.findall(r"#knowledge-source-([0-9a-f]{32})", formatted.content))
     assert handles == {s.id for s in formatted.sources}
+
+
+def test_the_ellipsis_has_one_home() -> None:
+    from deerflow.knowledge import formatting, text
+
+    assert formatting.ELLIPSIS is text.ELLIPSIS  # re-exported, not written again

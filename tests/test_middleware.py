@@ -459,8 +459,7 @@ def _dual_task_message() -> ToolMessage:
             "shared",
             {
                 "middleware": {
-                    "native": {},
-                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
+                    "budget": {"native": {}, "citations": {}, "evidence": {"envelope": {}}}
                 }
             },
         ),
@@ -468,18 +467,16 @@ def _dual_task_message() -> ToolMessage:
             "shared_externalized",
             {
                 "middleware": {
-                    "native": {},
-                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
+                    "budget": {"native": {}, "citations": {}, "evidence": {"envelope": {}}}
                 }
             },
         ),
-        ("native", {"middleware": {"native": {}, "budget": {}}}),
+        ("native", {"middleware": {"budget": {"native": {}}}}),
         (
             "dual_task",
             {
                 "middleware": {
-                    "budget": {"citations": {}, "evidence": {"envelope": {}}},
-                    "native": {},
+                    "budget": {"citations": {}, "native": {}, "evidence": {"envelope": {}}}
                 }
             },
         ),
@@ -489,8 +486,9 @@ def test_one_tool_message_enters_each_module_once(
     kind: str, expected: dict[str, Any], tmp_path: Path
 ) -> None:
     """Following one tool message through ``budget_message`` enters each module once: the walk is
-    a tree (the middleware; the native budget; the link-safe cuts and the shared prune, which
-    reads through the one evidence reader) with no module visited from two places."""
+    a tree (the middleware; the one pure budget entry, which calls the native budget, the link-safe
+    cuts and the shared prune, which reads through the one evidence reader) with no module visited
+    from two places."""
     message = {
         "shared": _message,
         "shared_externalized": _message,
@@ -518,3 +516,38 @@ def test_the_walk_counts_a_return_to_a_module_already_left() -> None:
         )
     )
     assert _entered_twice(tree) == ["envelope"]
+
+
+@pytest.mark.parametrize("kind", ["shared", "shared_externalized", "native", "dual_task"])
+def test_the_middleware_hands_a_message_to_the_budget_once(kind: str, tmp_path: Path) -> None:
+    """The format decision is the pure budget's: ``budget_message`` makes one call into the rest
+    of the package (``budget.budget_output``), whatever the message (counted, not timed)."""
+    message = {
+        "shared": _message,
+        "shared_externalized": _message,
+        "native": _native_message,
+        "dual_task": _dual_task_message,
+    }[kind]()
+    output_dir = tmp_path if kind == "shared_externalized" else None
+    middleware = ToolOutputBudgetMiddleware(max_chars=1_500, output_dir=output_dir)
+    calls: list[str] = []
+
+    def profile(frame: Any, event: str, _: object) -> None:
+        caller = frame.f_back
+        if event != "call" or caller is None:
+            return
+        module = frame.f_globals.get("__name__", "")
+        if (
+            caller.f_globals.get("__name__") == "deerflow.knowledge.middleware"
+            and module.startswith(_PACKAGE)
+            and module != "deerflow.knowledge.middleware"
+        ):
+            calls.append(f"{module}.{frame.f_code.co_name}")
+
+    sys.setprofile(profile)
+    try:
+        budgeted = middleware.budget_message(message)
+    finally:
+        sys.setprofile(None)
+    assert budgeted is not message
+    assert calls == ["deerflow.knowledge.budget.budget_output"]

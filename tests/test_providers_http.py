@@ -9,11 +9,11 @@ import httpx
 import pytest
 
 from deerflow.knowledge.providers._http import NOT_JSON, error_detail, redact, send_json
-from deerflow.knowledge.providers._reply import chunk_contents
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.errors import UpstreamResponseError
-from deerflow.knowledge.providers.parse_lightrag import parse_query_data
-from deerflow.knowledge.providers.parse_ragflow import RAGFlowReply
+from deerflow.knowledge.providers.parse._reply import chunk_contents
+from deerflow.knowledge.providers.parse.lightrag import parse_query_data
+from deerflow.knowledge.providers.parse.ragflow import RAGFlowReply
 
 SERVICE = Service(name="Svc", provider="svc")
 

@@ -419,7 +419,7 @@ def test_the_child_starts_without_the_public_api_or_pydantic() -> None:
     # The packages on the way are registered, not run: none of their __init__ names exist.
     assert len(packages) == 3
     assert all("__all__" not in names and "LocalProvider" not in names for names in packages)
-    assert "deerflow.knowledge.providers.chunking" in loaded
+    assert "deerflow.knowledge.providers.parse.chunking" in loaded
     assert "deerflow.knowledge.providers.documents" in loaded
     assert not {"deerflow.knowledge.contract", "deerflow.knowledge.envelope"} & loaded
     assert sorted(m for m in loaded if m.split(".")[0] in {"pydantic", "pydantic_core"}) == []

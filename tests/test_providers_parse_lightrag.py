@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from deerflow.knowledge.providers.errors import UpstreamAuthError, UpstreamRejectedError
-from deerflow.knowledge.providers.parse_lightrag import parse_query_data
+from deerflow.knowledge.providers.parse.lightrag import parse_query_data
 
 CAPTURES = Path(__file__).parent / "captures" / "lightrag"
 BASE = "http://127.0.0.1:9621"
@@ -93,8 +93,8 @@ def test_the_parsers_do_no_io_and_do_not_import_httpx() -> None:
 
     code = (
         "import sys\n"
-        "import deerflow.knowledge.providers.parse_lightrag\n"
-        "import deerflow.knowledge.providers.parse_ragflow\n"
+        "import deerflow.knowledge.providers.parse.lightrag\n"
+        "import deerflow.knowledge.providers.parse.ragflow\n"
         "print(sorted(m for m in ('httpx', 'httpcore', 'sqlite3') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -16,7 +16,7 @@ from deerflow.knowledge.providers.errors import (
     UpstreamResponseError,
     UpstreamServerError,
 )
-from deerflow.knowledge.providers.parse_ragflow import (
+from deerflow.knowledge.providers.parse.ragflow import (
     RAGFlowChunk,
     RAGFlowDataset,
     RAGFlowReply,

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations
 from deerflow.knowledge.formatting import citation_link
-from deerflow.knowledge.providers.chunking import chunk_text
+from deerflow.knowledge.providers.parse.chunking import chunk_text
 from deerflow.knowledge.responder import (
     ANSWER_HEADING,
     CLOSEST_PASSAGES,

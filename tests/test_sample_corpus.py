@@ -23,13 +23,13 @@ import rfc8785
 from deerflow.knowledge import KnowledgeSource, build_envelope, find_citations, read_envelope
 from deerflow.knowledge.audit import CitationStatus
 from deerflow.knowledge.providers import lightrag as lightrag_module
-from deerflow.knowledge.providers.chunking import DEFAULT_CHUNK_CHARS, chunk_text
 from deerflow.knowledge.providers.documents import MAX_FILE_BYTES, discover
 from deerflow.knowledge.providers.errors import ProviderError
 from deerflow.knowledge.providers.lightrag import LightRAGProvider
 from deerflow.knowledge.providers.local import sample_corpus_path
-from deerflow.knowledge.providers.parse_lightrag import UNATTRIBUTED_FILE_PATHS, UPGRADE_HINT
-from deerflow.knowledge.providers.parse_ragflow import RAGFlowDataset, embedding_groups
+from deerflow.knowledge.providers.parse.chunking import DEFAULT_CHUNK_CHARS, chunk_text
+from deerflow.knowledge.providers.parse.lightrag import UNATTRIBUTED_FILE_PATHS, UPGRADE_HINT
+from deerflow.knowledge.providers.parse.ragflow import RAGFlowDataset, embedding_groups
 from deerflow.knowledge.trust import strip_reserved_keys
 
 CORPUS = sample_corpus_path()

@@ -5,9 +5,10 @@ characters, ``+`` for a space), since upstreams echo URLs and form bodies, and r
 so an upstream that upper-cases a key does not leak it; over-redacting a look-alike is harmless.
 Several secrets are replaced longest first, so a shorter one never leaves a longer one's tail.
 
-The providers redact upstream text with it (:mod:`deerflow.knowledge.providers._reply` and the
-parsers), the process-wide log filter (:mod:`deerflow.knowledge.providers._log_redaction`) scrubs
-log records with it, and the command line masks a database URL's password with it.
+The providers redact upstream text with it (the parsers and
+:mod:`deerflow.knowledge.providers.parse._reply`), the process-wide log filter
+(:mod:`deerflow.knowledge.providers._log_redaction`) scrubs log records with it, and the gateway's
+checkpoint probe masks a database URL's password with it.
 """
 
 from __future__ import annotations

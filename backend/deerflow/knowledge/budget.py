@@ -1,11 +1,18 @@
-"""Keep evidence honest after a tool-output budget shortened a tool's content.
+"""The tool-output budget, pure: what a tool message becomes when its content is over its limit.
 
-A generic budget (head-and-tail truncation, externalizing to a file with a preview) does not know
-about citations. Whatever it leaves, the artifact must still only claim what the content shows:
-:func:`prune_evidence` drops every record whose handle or excerpt is no longer visible and turns
-each complete citation link to a dropped source back into its plain label, so the model is never
-invited to cite evidence nobody can verify. (A native RAGFlow message is budgeted whole instead,
-by :func:`deerflow.knowledge.native.budget_native`.)
+:func:`budget_output` is the one entry. It takes a message's content and artifact and owns the
+choice of format: a native RAGFlow snapshot is re-rendered whole by
+:func:`deerflow.knowledge.native.budget_native` (DeerFlow's rule: never shorten an excerpt under an
+existing id), a ``task`` keeps a synopsis of its report before that evidence, and anything else
+gets the generic cut — the full text saved to a file with a preview and the path (when the caller
+can write one), else head and tail around an omission marker. The entry plans the file but does not
+write it: the caller (:mod:`deerflow.knowledge.middleware`) writes it, and asks again without a
+file when that fails.
+
+A generic cut does not know about citations. Whatever it leaves, the artifact must still only claim
+what the content shows: :func:`prune_evidence` drops every record whose handle or excerpt is no
+longer visible and turns each complete citation link to a dropped source back into its plain label,
+so the model is never invited to cite evidence nobody can verify.
 
 :func:`truncate_text` and :func:`preview_text` are the budget's cuts. They never split a citation
 link or a handle: a cut that would land inside one moves to its edge, so no half-link survives to
@@ -16,19 +23,29 @@ Everything here is pure: plain values in, plain values out.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, Final
 
 from deerflow.knowledge.citations import find_citations, relabel_citations
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, RETRIEVAL_SOURCES_KEY, VERSION_KEY
 from deerflow.knowledge.evidence import EvidenceFormat, read_evidence
 from deerflow.knowledge.handles import HANDLE_TOKEN_PATTERN as _HANDLE_TOKEN_RE
-from deerflow.knowledge.messages import map_text_parts
+from deerflow.knowledge.messages import map_text_parts, replace_text, text_parts
+from deerflow.knowledge.native import SYNOPSIS_TOOL_NAMES, budget_native
+from deerflow.knowledge.rules import DEFAULT_OUTPUT_PREVIEW_CHARS
 
 __all__ = [
     "DEFAULT_HEAD_SHARE",
+    "MAX_NAME_CHARS",
     "MIN_CUT_CHARS",
+    "BudgetedOutput",
+    "budget_output",
     "omission_marker",
+    "output_chars",
     "preview_text",
     "prune_evidence",
     "truncate_text",
@@ -40,8 +57,89 @@ DEFAULT_HEAD_SHARE: Final = 0.75
 #: Below this many characters of kept text, an omission marker is not worth its own length.
 MIN_CUT_CHARS: Final = 16
 
+#: Longest tool-name or call-id fragment in an externalized file's name.
+MAX_NAME_CHARS: Final = 64
+
 # A native snapshot is never pruned (it is budgeted whole), so only the shared reader runs.
 _SHARED: Final[tuple[EvidenceFormat]] = ("shared",)
+# The text parts of list content are cut as one text, joined by this.
+_PART_SEPARATOR: Final = "\n\n"
+_HASH_CHARS: Final = 16
+_UNSAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetedOutput:
+    """A tool message's content and artifact within its budget, and what the budget did."""
+
+    content: Any
+    artifact: Any
+    record: dict[str, Any]
+    """The kind of cut (``truncated`` or ``externalized``), the original and allowed sizes, the
+    file's path, and for a native message the sources kept and omitted."""
+    write: tuple[PurePath, str] | None = None
+    """``(path, full text)`` the caller must save before showing ``content``, which names the path;
+    None when nothing was externalized."""
+
+
+def budget_output(
+    content: Any,
+    artifact: Any,
+    *,
+    tool_name: str | None,
+    max_chars: int,
+    call_id: str | None = None,
+    output_dir: PurePath | None = None,
+    preview_chars: int = DEFAULT_OUTPUT_PREVIEW_CHARS,
+) -> BudgetedOutput | None:
+    """``content`` and ``artifact`` within ``max_chars`` characters of text; None when they fit.
+
+    * A readable native snapshot is re-rendered whole (``budget_native``); a tool in
+      ``SYNOPSIS_TOOL_NAMES`` (``task``) first gets the generic cut of its report as its synopsis.
+    * Anything else gets the generic cut: with ``output_dir``, a preview of at most
+      ``preview_chars`` and the path of a file there named by tool, ``call_id`` and a hash of the
+      text (so the same output reuses the same file), unless not even the notice fits; otherwise
+      head and tail (:func:`truncate_text`).
+    * List content: the text parts become one, other parts (images…) are kept after it.
+    * The evidence the cut made invisible is pruned (:func:`prune_evidence`).
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be at least 1")
+    text = _PART_SEPARATOR.join(text_parts(content))
+    if len(text) <= max_chars:
+        return None
+    cut: str | None = None
+    record: dict[str, Any] = {}
+    write: tuple[PurePath, str] | None = None
+    if tool_name in SYNOPSIS_TOOL_NAMES:  # its synopsis is the generic cut of the report
+        cut, record, write = _generic_cut(
+            text, max_chars, tool_name, call_id, output_dir, preview_chars
+        )
+    native = budget_native(
+        content, artifact, tool_name=tool_name, max_chars=max_chars, synopsis=cut or ""
+    )
+    if native is not None:
+        cut, artifact = native.content, native.artifact
+        record = {
+            "original_chars": len(text),
+            "max_chars": max_chars,
+            **record,
+            "kind": record.get("kind", "truncated"),
+            "sources_kept": len(native.kept),
+            "sources_omitted": native.omitted,
+        }
+    elif cut is None:
+        cut, record, write = _generic_cut(
+            text, max_chars, tool_name, call_id, output_dir, preview_chars
+        )
+    content, artifact = prune_evidence(replace_text(content, cut), artifact)
+    return BudgetedOutput(content, artifact, record, write)
+
+
+def output_chars(content: object) -> int:
+    """How many characters of text :func:`budget_output` measures in ``content``."""
+    parts = text_parts(content)
+    return sum(map(len, parts)) + len(_PART_SEPARATOR) * max(0, len(parts) - 1)
 
 
 def omission_marker(omitted: int) -> str:
@@ -83,6 +181,9 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
     changed = False
     # Every id dropped in any pass: relabeling in a later pass can form a new link to one of them.
     dropped: set[str] = set()
+    # The orphans the content was last relabeled for: relabel_citations runs to its fixpoint, so
+    # the same set again would change nothing (the set only grows: kept records only leave).
+    relabeled_for: set[str] = set()
     while True:
         kept_ids = {source.id for source in result.shared}
         rejected = result.rejected
@@ -96,7 +197,10 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
             }
         dropped.discard("")
         orphaned = dropped - kept_ids
-        relabeled = _relabel_content(content, orphaned) if orphaned else content
+        if orphaned == relabeled_for:
+            break
+        relabeled = _relabel_content(content, orphaned)
+        relabeled_for = orphaned
         if relabeled is content:
             break
         content = relabeled
@@ -141,6 +245,39 @@ def preview_text(text: str, *, max_chars: int) -> str:
 
 
 # --------------------------------------------------------------------------- internals
+
+
+def _generic_cut(
+    text: str,
+    limit: int,
+    tool_name: str | None,
+    call_id: str | None,
+    output_dir: PurePath | None,
+    preview_chars: int,
+) -> tuple[str, dict[str, Any], tuple[PurePath, str] | None]:
+    record: dict[str, Any] = {"original_chars": len(text), "max_chars": limit}
+    if output_dir is not None:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+        stem = "-".join(_safe_name(part) for part in (tool_name or "tool", call_id or "call"))
+        path = output_dir / f"{stem}-{digest}.txt"
+        # The notice's length depends on the preview's; reserve the longest it can be.
+        room = min(preview_chars, limit - len(_notice(len(text), len(text), path)))
+        if room >= 0:  # else not even the path fits: truncation keeps more of the output
+            preview = preview_text(text, max_chars=room)
+            content = preview + _notice(len(preview), len(text), path)
+            return content, {**record, "kind": "externalized", "path": str(path)}, (path, text)
+    return truncate_text(text, max_chars=limit), {**record, "kind": "truncated"}, None
+
+
+def _safe_name(name: str) -> str:
+    return _UNSAFE_NAME_RE.sub("_", name).strip("._")[:MAX_NAME_CHARS] or "x"
+
+
+def _notice(shown: int, total: int, path: PurePath) -> str:
+    return (
+        f"\n\n[Output too long: showing the first {shown} of {total} characters. "
+        f"The full output was saved to {path}; read that file for the rest.]"
+    )
 
 
 def _with_shared(artifact: Mapping[str, Any], shared: Mapping[str, list[Any]]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage
 
 from deerflow.knowledge.grammar import CitationGrammar, NoCitableEvidenceError, citation_grammar
 from deerflow.knowledge.messages import message_view
-from deerflow.knowledge.text import controls_to_space
+from deerflow.knowledge.text import ELLIPSIS, controls_to_space
 
 __all__ = [
     "GRAMMAR_BODY_KEY",
@@ -133,7 +133,7 @@ def _refusal(exc: Exception) -> str | None:
     if not (400 <= status < 500 and status not in _NOT_ABOUT_THE_REQUEST) and not about_grammar:
         return None
     if len(reason) > MAX_REFUSAL_REASON_CHARS:
-        reason = reason[: MAX_REFUSAL_REASON_CHARS - 1] + "…"
+        reason = reason[: MAX_REFUSAL_REASON_CHARS - 1] + ELLIPSIS
     return (
         f"Error: the model endpoint refused the citation grammar (HTTP {status}: {reason}). "
         "It takes no GBNF grammar: serve without --constrain-citations, or point the model at "

@@ -6,7 +6,8 @@ the locators the provider really supplied, and its excerpt; only displayed excer
 artifact, so the artifact always verifies against the content (``read_envelope``). A hit whose
 entry does not fit the remaining budget is left out whole (``WholeEntries``, the rule the native
 budget follows too) and counted in a notice — evidence is never cut into something the reader
-would reject.
+would reject. ``ELLIPSIS``, which ends a shortened excerpt, is :mod:`deerflow.knowledge.text`'s,
+re-exported here.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from deerflow.knowledge.rules import (
     is_valid_title,
     is_valid_url,
 )
-from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates, visible_text
+from deerflow.knowledge.text import (
+    ELLIPSIS,
+    controls_to_space,
+    replace_lone_surrogates,
+    visible_text,
+)
 
 __all__ = [
     "DEFAULT_MAX_HITS",
@@ -40,7 +46,6 @@ __all__ = [
 
 DEFAULT_MAX_HITS: Final = MAX_SOURCES
 NO_RESULTS: Final = "No relevant content found."
-ELLIPSIS: Final = "…"
 
 _LABEL_ESCAPE_RE = re.compile(r"([\\\[\]`])")
 

@@ -1,16 +1,13 @@
-"""A tool-output budget for ``create_agent`` that keeps evidence verifiable.
+"""A tool-output budget for ``create_agent`` that keeps evidence verifiable: LangChain's hooks.
 
 Large tool outputs crowd the context window, so agents cap them. DeerFlow does it with a
 middleware that externalizes an oversized output to a file (the model gets a preview and the path,
 and can read the rest) or, without storage, keeps the head and the tail. Either way the content
-shrinks while the artifact still claims every source — so after the cut this middleware runs
-:func:`~deerflow.knowledge.budget.prune_evidence`: records whose handle or excerpt are gone leave
-the artifact, and links to them become plain labels.
-
-A ``knowledge_search`` or ``task`` message with a readable native RAGFlow snapshot is not cut at
-all: :func:`~deerflow.knowledge.native.budget_native` re-renders it from its records, whole entries
-only (DeerFlow's rule: never shorten an excerpt under an existing id). A ``task`` keeps a bounded
-synopsis of its report first — the generic cut, so an externalized report's path stays visible.
+shrinks while the artifact still claims every source, and a native RAGFlow message must not be cut
+at all. What a message becomes is decided by the pure :func:`~deerflow.knowledge.budget.budget_output`
+(the generic cut, the native re-rendering, a ``task``'s synopsis, then the evidence pruned); this
+module holds what needs LangChain or the disk: the per-tool limits, the hooks, and writing the
+file the budget planned.
 
 The same budget applies to the ``ToolMessage`` history of every model request (``wrap_model_call``)
 — messages that arrived from run input, an old checkpoint or a subagent never went through the tool
@@ -23,10 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import logging
 import os
-import re
 import tempfile
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
@@ -37,9 +32,12 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from deerflow.knowledge.budget import preview_text, prune_evidence, truncate_text
-from deerflow.knowledge.messages import replace_text, text_parts
-from deerflow.knowledge.native import SYNOPSIS_TOOL_NAMES, budget_native
+from deerflow.knowledge.budget import (
+    MAX_NAME_CHARS,
+    BudgetedOutput,
+    budget_output,
+    output_chars,
+)
 from deerflow.knowledge.rules import (
     DEFAULT_OUTPUT_MAX_CHARS,
     DEFAULT_OUTPUT_PREVIEW_CHARS,
@@ -53,14 +51,8 @@ __all__ = [
     "ToolOutputBudgetMiddleware",
 ]
 
-#: Longest tool-name or call-id fragment in an externalized file's name.
-MAX_NAME_CHARS: Final = 64
 #: ``response_metadata`` key recording what the budget did (kind, original size, file path).
 BUDGET_METADATA_KEY: Final = "tool_output_budget"
-
-_HASH_CHARS: Final = 16
-_UNSAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
-_PART_SEPARATOR: Final = "\n\n"
 
 _log = logging.getLogger(__name__)
 
@@ -115,78 +107,51 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
         if not isinstance(message, ToolMessage):
             return False
         limit = self.limit_for(message.name)
-        return limit is not None and _text_length(message.content) > limit
+        return limit is not None and output_chars(message.content) > limit
 
     def budget_message(self, message: ToolMessage) -> ToolMessage:
         """``message`` within its budget with its evidence pruned; the same object if it fits.
 
-        May write a file (when ``output_dir`` is set); the async hooks call it in a thread.
+        What the content becomes is :func:`~deerflow.knowledge.budget.budget_output`'s choice;
+        this writes the file it plans (when ``output_dir`` is set), so the async hooks call it in
+        a thread. A file that cannot be written falls back to truncation.
         """
-        if not self.needs_budget(message):
-            return message
         limit = self.limit_for(message.name)
-        assert limit is not None
-        text = _PART_SEPARATOR.join(text_parts(message.content))
-        cut: str | None = None
-        record: dict[str, Any] = {}
-        if message.name in SYNOPSIS_TOOL_NAMES:  # its synopsis is the generic cut of the report
-            cut, record = self._cut(text, limit, message.name, message.tool_call_id)
-        native = budget_native(
+        if limit is None:
+            return message
+        budgeted = self._budget(message, limit, self.output_dir)
+        if budgeted is not None and budgeted.write is not None:
+            path, text = budgeted.write
+            try:
+                _write_once(Path(path), text)
+            except OSError as exc:
+                _log.warning(
+                    "could not externalize a tool output (%s); truncating", type(exc).__name__
+                )
+                budgeted = self._budget(message, limit, None)
+        if budgeted is None:
+            return message
+        metadata = {**message.response_metadata, BUDGET_METADATA_KEY: budgeted.record}
+        return message.model_copy(
+            update={
+                "content": budgeted.content,
+                "artifact": budgeted.artifact,
+                "response_metadata": metadata,
+            }
+        )
+
+    def _budget(
+        self, message: ToolMessage, limit: int, output_dir: Path | None
+    ) -> BudgetedOutput | None:
+        return budget_output(
             message.content,
             message.artifact,
             tool_name=message.name,
             max_chars=limit,
-            synopsis=cut or "",
+            call_id=message.tool_call_id,
+            output_dir=output_dir,
+            preview_chars=self.preview_chars,
         )
-        artifact: Any = message.artifact
-        if native is not None:
-            cut, artifact = native.content, native.artifact
-            record = {
-                "original_chars": len(text),
-                "max_chars": limit,
-                **record,
-                "kind": record.get("kind", "truncated"),
-                "sources_kept": len(native.kept),
-                "sources_omitted": native.omitted,
-            }
-        elif cut is None:
-            cut, record = self._cut(text, limit, message.name, message.tool_call_id)
-        # List content: the text parts become one, other parts (images…) are kept after it.
-        content, artifact = prune_evidence(replace_text(message.content, cut), artifact)
-        metadata = {**message.response_metadata, BUDGET_METADATA_KEY: record}
-        return message.model_copy(
-            update={"content": content, "artifact": artifact, "response_metadata": metadata}
-        )
-
-    def _cut(
-        self, text: str, limit: int, tool_name: str | None, call_id: str | None
-    ) -> tuple[str, dict[str, Any]]:
-        record: dict[str, Any] = {"original_chars": len(text), "max_chars": limit}
-        if self.output_dir is not None:
-            externalized = self._externalize(text, limit, tool_name, call_id)
-            if externalized is not None:
-                content, path = externalized
-                return content, {**record, "kind": "externalized", "path": path}
-        return truncate_text(text, max_chars=limit), {**record, "kind": "truncated"}
-
-    def _externalize(
-        self, text: str, limit: int, tool_name: str | None, call_id: str | None
-    ) -> tuple[str, str] | None:
-        assert self.output_dir is not None
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
-        stem = "-".join(_safe_name(part) for part in (tool_name or "tool", call_id or "call"))
-        path = self.output_dir / f"{stem}-{digest}.txt"
-        # The notice's length depends on the preview's; reserve the longest it can be.
-        room = min(self.preview_chars, limit - len(_notice(len(text), len(text), path)))
-        if room < 0:
-            return None  # not even the path fits: truncation keeps more of the output
-        try:
-            _write_once(path, text)
-        except OSError as exc:
-            _log.warning("could not externalize a tool output (%s); truncating", type(exc).__name__)
-            return None
-        preview = preview_text(text, max_chars=room)
-        return preview + _notice(len(preview), len(text), path), str(path)
 
     def _budget_result(self, result: ToolMessage | Command[Any]) -> ToolMessage | Command[Any]:
         if isinstance(result, ToolMessage):
@@ -256,22 +221,6 @@ class ToolOutputBudgetMiddleware(AgentMiddleware[Any, Any, Any]):
             if budgeted is not None:
                 request = request.override(messages=budgeted)
         return await handler(request)
-
-
-def _text_length(content: object) -> int:
-    parts = text_parts(content)
-    return sum(map(len, parts)) + len(_PART_SEPARATOR) * max(0, len(parts) - 1)
-
-
-def _safe_name(name: str) -> str:
-    return _UNSAFE_NAME_RE.sub("_", name).strip("._")[:MAX_NAME_CHARS] or "x"
-
-
-def _notice(shown: int, total: int, path: Path) -> str:
-    return (
-        f"\n\n[Output too long: showing the first {shown} of {total} characters. "
-        f"The full output was saved to {path}; read that file for the rest.]"
-    )
 
 
 def _write_once(path: Path, text: str) -> None:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Final
 
+from deerflow.knowledge._provider_errors import SettingsError
 from deerflow.knowledge._provider_settings import (
     DEFAULT_INDEX_PATH,
     ENV_INDEX,
@@ -49,7 +50,6 @@ from deerflow.knowledge._provider_settings import (
     Setting,
     unknown_provider,
 )
-from deerflow.knowledge.providers.errors import SettingsError
 
 __all__ = [
     "DEFAULT_INDEX_PATH",

@@ -13,6 +13,7 @@ from typing import Any, Final
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, Field
 
+from deerflow.knowledge._provider_errors import ProviderError
 from deerflow.knowledge.contract import (
     DescribesTool,
     FormatsOwnOutput,
@@ -20,7 +21,6 @@ from deerflow.knowledge.contract import (
     RetrievalProvider,
 )
 from deerflow.knowledge.formatting import format_result
-from deerflow.knowledge.providers.errors import ProviderError
 from deerflow.knowledge.rules import DEFAULT_MAX_CHARS, DEFAULT_MAX_CHARS_PER_HIT
 
 __all__ = [

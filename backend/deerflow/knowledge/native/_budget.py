@@ -10,6 +10,9 @@ generic transform runs, and nothing in the snapshot is rewritten or deleted. A t
 :data:`SYNOPSIS_TOOL_NAMES` (``task``) keeps a short synopsis of its report before its evidence.
 
 Pure: plain values in, plain values out.
+
+Tested in tests/test_budget.py (native budgets) and, with DeerFlow's cases in
+contracts/vectors/native_budgets.json, tests/test_vectors.py.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ appear in the content: a ``task`` message forwards records its child cited witho
 text, and DeerFlow readers accept that.
 
 Everything here is pure: plain values in, plain values out.
+
+Tested in tests/test_native.py and, with the shared vectors in
+contracts/vectors/native_ragflow.json, tests/test_vectors.py.
 """
 
 from __future__ import annotations

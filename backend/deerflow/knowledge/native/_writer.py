@@ -5,6 +5,9 @@ carries complete provider locators: :func:`format_native` lays the chunks out as
 within the tool's budget and builds the snapshot beside them. :func:`has_native_locators` is the
 rule for "complete": a native record must never invent a locator. Pure: plain values in, plain
 values out.
+
+Tested in tests/test_providers_ragflow.py (RAGFlow writes its results with it) and
+tests/test_grammar.py.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from deerflow.knowledge.native._records import (
     native_entry,
     native_link,
 )
-from deerflow.knowledge.text import controls_to_space, replace_lone_surrogates
+from deerflow.knowledge.text import ELLIPSIS, controls_to_space, replace_lone_surrogates
 
 #: DeerFlow's native document name for a chunk whose document has no name (native records only;
 #: the shared envelope leaves such a chunk unattributed instead of inventing a title).
@@ -97,7 +100,7 @@ def format_native(
             break
         text, ellipsis = chunk.text, ""
         if len(text) > allowance:
-            text, ellipsis = text[: allowance - 1].rstrip(), "…"
+            text, ellipsis = text[: allowance - 1].rstrip(), ELLIPSIS
             if not text:
                 break
         assert chunk.dataset_id and chunk.document_id and chunk.chunk_id  # has_locators

@@ -3,6 +3,8 @@ command line, the modules that do I/O; see docs/ARCHITECTURE.md for the pure one
 
 Import the one you need; nothing is imported eagerly. :func:`build_provider` constructs the
 provider that the settings (:mod:`deerflow.knowledge.settings`) name, importing only that one.
+
+Tested in tests/test_settings.py (:func:`build_provider` for each name).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Each search uses a short-lived client, so a provider is safe to share across event loops; inside
 ``async with provider:`` one client is reused until the block ends (or until ``aclose()``).
 Redirects are never followed: a redirect to another host would carry the API key there.
+
+Tested in tests/test_providers_lightrag.py and tests/test_providers_ragflow.py (the client's
+lifecycle through each provider).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 * :func:`send_json` is the only place where httpx exceptions become provider errors.
 * :func:`error_detail` and :class:`JSONReply` live in the pure
-  :mod:`~deerflow.knowledge.providers._reply`, :func:`redact` in the pure
+  :mod:`~deerflow.knowledge.providers.parse._reply`, :func:`redact` in the pure
   :mod:`~deerflow.knowledge._redaction`; they are re-exported here.
 """
 
@@ -16,13 +16,18 @@ from typing import Any, Final
 import httpx
 
 from deerflow.knowledge._redaction import REDACTION_MARKER, redact
-from deerflow.knowledge.providers._reply import MAX_DETAIL_CHARS, NOT_JSON, JSONReply, error_detail
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.errors import (
     UpstreamError,
     UpstreamResponseError,
     UpstreamTimeoutError,
     UpstreamUnreachableError,
+)
+from deerflow.knowledge.providers.parse._reply import (
+    MAX_DETAIL_CHARS,
+    NOT_JSON,
+    JSONReply,
+    error_detail,
 )
 from deerflow.knowledge.text import one_line
 

@@ -28,8 +28,9 @@ _API_KEY_RE = re.compile(r"[\x21-\x7e]+")  # visible ASCII: a valid HTTP header 
 class Service:
     """Who is being talked to: ``name`` for messages ("LightRAG"), ``provider`` for errors.
 
-    Bound once per provider module, so the validators and :func:`send_json` take one value
-    instead of a pair threaded through every call.
+    Bound once per provider module, so the validators and
+    :func:`~deerflow.knowledge.providers._http.send_json` take one value instead of a pair
+    threaded through every call.
     """
 
     name: str

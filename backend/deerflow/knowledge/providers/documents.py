@@ -7,7 +7,7 @@ followed out of the indexed folder. Reading (:class:`FolderReader`) opens every 
 file's path the same way, from the descriptor of the indexed folder that discovery opened. What is
 left out is listed with a reason: hidden entries, unsupported types, symbolic links, named pipes,
 sockets, devices, paths that cannot be a source title, folders nested deeper than ``max_depth``,
-and paths matched by exclude patterns or a ``.gitignore`` (:mod:`._ignore`). Reading opens
+and paths matched by exclude patterns or a ``.gitignore`` (:mod:`.parse._ignore`). Reading opens
 non-blocking, refuses a file over ``max_bytes`` before reading it, and extracts PDF text page by
 page within named limits (a page number is only ever a PDF's real page). Used by the local index
 (:mod:`deerflow.knowledge.providers.local`), which writes what this module reads.
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from deerflow.knowledge.rules import is_valid_title
-from deerflow.knowledge.text import is_blank
+from deerflow.knowledge.text import ELLIPSIS, is_blank
 
 __all__ = [
     "MAX_DEPTH",
@@ -139,10 +139,10 @@ def discover(
     ``root_fd`` is a descriptor of ``root`` (see :func:`open_folder`; the caller keeps it open
     to read the files through a :class:`FolderReader`); without it one is opened and closed.
     ``exclude`` holds ``.gitignore``-syntax patterns; ``gitignore`` applies the ``.gitignore``
-    files found in the folder (see :mod:`._ignore`). Raises :class:`ValueError` for an invalid
+    files found in the folder (see :mod:`.parse._ignore`). Raises :class:`ValueError` for an invalid
     exclude pattern and :class:`OSError` if ``root`` cannot be opened.
     """
-    from deerflow.knowledge.providers._ignore import Rules, check_patterns
+    from deerflow.knowledge.providers.parse._ignore import Rules, check_patterns
 
     rules = Rules.from_exclude(check_patterns(exclude))
     top = open_folder(root) if root_fd is None else os.dup(root_fd)  # closed with its frame
@@ -273,7 +273,7 @@ def _shown(relative: str, is_folder: bool) -> str:
 
 def _read_gitignore(folder_fd: int) -> tuple[bytes | None, str]:
     """The ``.gitignore``'s bytes (git matches bytes, so they are not decoded), or why not."""
-    from deerflow.knowledge.providers._ignore import MAX_GITIGNORE_BYTES
+    from deerflow.knowledge.providers.parse._ignore import MAX_GITIGNORE_BYTES
 
     try:
         data = _read_at(folder_fd, ".gitignore", max_bytes=MAX_GITIGNORE_BYTES)
@@ -509,4 +509,4 @@ def _clean_pdf_text(text: str) -> str:
 
 def one_line_path(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS

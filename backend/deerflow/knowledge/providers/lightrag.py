@@ -1,7 +1,7 @@
 """LightRAG retrieval through ``POST /query/data`` (LightRAG >= 1.4.9; checked live with 1.5.7).
 
 The thin I/O client: it checks the settings, sends the request and hands the answer to the pure
-parser :func:`~deerflow.knowledge.providers.parse_lightrag.parse_query_data`, whose docstring says
+parser :func:`~deerflow.knowledge.providers.parse.lightrag.parse_query_data`, whose docstring says
 how chunks become hits (titles from ``file_path``, unattributed sources, nothing invented).
 """
 
@@ -18,7 +18,7 @@ from deerflow.knowledge.providers._http import send_json
 from deerflow.knowledge.providers._log_redaction import install_log_redaction
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.errors import UpstreamError
-from deerflow.knowledge.providers.parse_lightrag import (
+from deerflow.knowledge.providers.parse.lightrag import (
     ENDPOINT,
     PROVIDER_NAME,
     UNATTRIBUTED_FILE_PATHS,

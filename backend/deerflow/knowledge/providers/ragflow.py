@@ -13,7 +13,7 @@ One search is three steps:
    Similarities from different embedding spaces are not comparable: results are interleaved by
    rank up to ``page_size`` and scores are dropped when more than one group answered. Any group
    failure fails the call.
-3. **Mapping.** The pure parser :mod:`deerflow.knowledge.providers.parse_ragflow` turns each answer
+3. **Mapping.** The pure parser :mod:`deerflow.knowledge.providers.parse.ragflow` turns each answer
    into hits (titles, real pages, scope admission; nothing invented). This module is the thin I/O
    client around it.
 
@@ -51,7 +51,7 @@ from deerflow.knowledge.providers._http import JSONReply, send_json
 from deerflow.knowledge.providers._log_redaction import install_log_redaction
 from deerflow.knowledge.providers._service import Service
 from deerflow.knowledge.providers.errors import ProviderConfigError, UpstreamError
-from deerflow.knowledge.providers.parse_ragflow import (
+from deerflow.knowledge.providers.parse.ragflow import (
     DATASET_ID_MARKER,
     KNOWLEDGE_GRAPH_DOCUMENT,
     PROVIDER_NAME,

@@ -23,22 +23,15 @@ module of its own.
   user text can never inject FTS5 syntax), ranked with ``bm25()`` over Porter-stemmed tokens,
   scoring at most ``scored_rows`` chunks per query so that latency stays flat at 100k chunks.
 
-Chunking (:mod:`~deerflow.knowledge.providers.chunking`, pure), reading documents
+Chunking (:mod:`~deerflow.knowledge.providers.parse.chunking`, pure), reading documents
 (:mod:`~deerflow.knowledge.providers.documents`: the descriptor-based folder walk, PDF limits)
-and the exclusion rules (:mod:`~deerflow.knowledge.providers._ignore`) are the provider's
+and the exclusion rules (:mod:`~deerflow.knowledge.providers.parse._ignore`) are the provider's
 neighbours in :mod:`deerflow.knowledge.providers`.
 """
 
 from __future__ import annotations
 
 from deerflow.knowledge._provider_settings import LOCAL as PROVIDER_NAME
-from deerflow.knowledge.providers.chunking import (
-    DEFAULT_CHUNK_CHARS,
-    DEFAULT_CHUNK_OVERLAP,
-    MAX_CHUNK_CHARS,
-    MIN_CHUNK_CHARS,
-    chunk_text,
-)
 from deerflow.knowledge.providers.documents import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -71,6 +64,13 @@ from deerflow.knowledge.providers.local._report import (
     IndexReport,
 )
 from deerflow.knowledge.providers.local._schema import SCHEMA_VERSION
+from deerflow.knowledge.providers.parse.chunking import (
+    DEFAULT_CHUNK_CHARS,
+    DEFAULT_CHUNK_OVERLAP,
+    MAX_CHUNK_CHARS,
+    MIN_CHUNK_CHARS,
+    chunk_text,
+)
 
 __all__ = [
     "CHILD_MIN_BYTES",

@@ -20,6 +20,9 @@ ships beside ``deerflow/`` in the wheel): that module registers the packages on 
 one without running their ``__init__`` modules, which import the public API (pydantic and the
 models: nine tenths of the child's start-up). So what the child runs is this module and what it
 imports (chunking, documents, the record rules), by construction.
+
+Tested in tests/test_providers_local_reader.py (the child process) and
+tests/test_providers_local.py.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from pathlib import Path
 from typing import IO, Final, Generic, TypeVar
 
 from deerflow.knowledge._provider_settings import LOCAL as PROVIDER_NAME
-from deerflow.knowledge.providers.chunking import chunk_text
 from deerflow.knowledge.providers.documents import (
     FolderReader,
     PdfLimits,
@@ -51,6 +53,7 @@ from deerflow.knowledge.providers.documents import (
     read_bytes,
 )
 from deerflow.knowledge.providers.errors import UpstreamError
+from deerflow.knowledge.providers.parse.chunking import chunk_text
 
 __all__ = [
     "CHILD_MIN_BYTES",

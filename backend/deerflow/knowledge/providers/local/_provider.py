@@ -5,6 +5,8 @@ connections (:func:`._schema.connect_reader`); :meth:`LocalProvider.index` hands
 :class:`._writer.IndexWriter`. A hit's title is the file's path relative to the indexed folder,
 with POSIX separators (``guides/setup.md``); ``page`` comes only from a PDF's real page; no URL is
 ever built from a path, and a dataset name appears only when the operator configures one.
+
+Tested in tests/test_providers_local.py.
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ from typing import Final
 from deerflow.knowledge._provider_settings import LOCAL as PROVIDER_NAME
 from deerflow.knowledge.contract import KnowledgeCapabilities, RetrievalHit, RetrievalResult
 from deerflow.knowledge.providers._service import Service
-from deerflow.knowledge.providers.chunking import DEFAULT_CHUNK_CHARS, DEFAULT_CHUNK_OVERLAP
-from deerflow.knowledge.providers.chunking import check_chunking as _check_chunking
 from deerflow.knowledge.providers.documents import (
     MAX_DEPTH,
     MAX_FILE_BYTES,
@@ -34,6 +34,8 @@ from deerflow.knowledge.providers.local import _files, _query, _schema
 from deerflow.knowledge.providers.local._files import CHILD_MIN_BYTES
 from deerflow.knowledge.providers.local._report import IndexMode, IndexProgress, IndexReport
 from deerflow.knowledge.providers.local._writer import IndexWriter
+from deerflow.knowledge.providers.parse.chunking import DEFAULT_CHUNK_CHARS, DEFAULT_CHUNK_OVERLAP
+from deerflow.knowledge.providers.parse.chunking import check_chunking as _check_chunking
 from deerflow.knowledge.rules import MAX_SOURCES, is_valid_dataset_name
 
 _SERVICE: Final = Service(name="the local index", provider=PROVIDER_NAME)

@@ -23,6 +23,8 @@ Free text becomes query terms first (:func:`tokenize`, :func:`query_terms`): low
 tokens, English function words dropped, at most ``MAX_QUERY_TERMS`` distinct ones. Every term is
 then quoted as an FTS5 string, so user text can never inject FTS5 syntax (``OR``, ``NEAR(``,
 ``title:*``, ``^``).
+
+Tested in tests/test_providers_local.py (queries and their BM25 plan).
 """
 
 from __future__ import annotations

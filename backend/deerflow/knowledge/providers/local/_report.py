@@ -3,6 +3,8 @@
 :class:`IndexProgress` reaches the caller's ``progress`` callback after each file;
 :class:`IndexReport` is what :meth:`LocalProvider.index` returns; :class:`FolderChoiceNeeded`
 is the one refusal a run makes before changing anything (see :data:`IndexMode`).
+
+Tested in tests/test_providers_local.py (each run's report).
 """
 
 from __future__ import annotations

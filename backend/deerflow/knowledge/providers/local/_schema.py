@@ -11,6 +11,8 @@ commit (``synchronous = FULL``): a finished run survives a crash or power loss.
 Every failure to open the file becomes a :class:`ProviderConfigError` (missing, foreign,
 still locked by a first build) or an :class:`UpstreamError` (another run writes it), with a
 message that says what to do.
+
+Tested in tests/test_providers_local.py (the schema version and the upgrade of older files).
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ tokenizing (a first build does not merge its batches' segments at all). A first 
 that re-chunks every file, empties the full-text index first; an update deletes a row's terms
 with its old values, as an external-content table needs. An interrupted run leaves the index as
 it was (:mod:`._schema` holds the journal and locking rules).
+
+Tested in tests/test_providers_local.py.
 """
 
 from __future__ import annotations

@@ -26,12 +26,7 @@ from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from deerflow.knowledge._provider_settings import RAGFLOW
-from deerflow.knowledge._redaction import redact
-from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
-from deerflow.knowledge.native import has_native_locators
-from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail
-from deerflow.knowledge.providers.errors import (
+from deerflow.knowledge._provider_errors import (
     UpstreamAuthError,
     UpstreamError,
     UpstreamNotFoundError,
@@ -39,6 +34,11 @@ from deerflow.knowledge.providers.errors import (
     UpstreamResponseError,
     UpstreamServerError,
 )
+from deerflow.knowledge._provider_settings import RAGFLOW
+from deerflow.knowledge._redaction import redact
+from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
+from deerflow.knowledge.native import has_native_locators
+from deerflow.knowledge.providers.parse._reply import NOT_JSON, chunk_contents, error_detail
 from deerflow.knowledge.rules import MAX_PAGE, MIN_PAGE
 from deerflow.knowledge.text import is_blank, replace_lone_surrogates
 

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deerflow.knowledge.providers._ignore import Rules, check_patterns, parse_patterns
-from deerflow.knowledge.providers._wildmatch import MAX_CACHED_STATES, PatternSet, parse_line
 from deerflow.knowledge.providers.documents import discover
+from deerflow.knowledge.providers.parse._ignore import Rules, check_patterns, parse_patterns
+from deerflow.knowledge.providers.parse._wildmatch import MAX_CACHED_STATES, PatternSet, parse_line
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git, the reference")
 #: Git as the reference and nothing of the machine's own configuration: no global excludes

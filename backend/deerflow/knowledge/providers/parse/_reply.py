@@ -2,7 +2,8 @@
 
 The pure ``parse_*`` modules read a :class:`JSONReply` and quote :func:`error_detail`; the HTTP
 client (:mod:`deerflow.knowledge.providers._http`) builds the reply. Nothing here imports httpx;
-secrets are redacted by the one rule of :mod:`deerflow.knowledge._redaction`.
+secrets are redacted by the one rule of :mod:`deerflow.knowledge._redaction`. Tested in
+tests/test_providers_http.py, with the client.
 """
 
 from __future__ import annotations

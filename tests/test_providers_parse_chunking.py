@@ -9,9 +9,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deerflow.knowledge.providers.chunking import chunk_text
 from deerflow.knowledge.providers.documents import document_pages
 from deerflow.knowledge.providers.local import sample_corpus_path
+from deerflow.knowledge.providers.parse.chunking import chunk_text
 
 _FENCE_LINE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)
 

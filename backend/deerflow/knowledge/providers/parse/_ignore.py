@@ -9,7 +9,8 @@ before the ones above it; within one list of patterns the last match wins, so ``
 re-includes. ``build/`` matches only a folder, and a folder left out is never entered, so
 nothing below it can be re-included (as in git). Every line is a pattern, as in git: one git's
 matcher gives up on (an unterminated ``[``, say) matches nothing. Used by discovery
-(:mod:`deerflow.knowledge.providers.documents`); pure apart from nothing.
+(:mod:`deerflow.knowledge.providers.documents`). Pure. Tested in
+tests/test_providers_parse_ignore.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from deerflow.knowledge.providers._wildmatch import PatternSet, parse_line, split_lines
+from deerflow.knowledge.providers.parse._wildmatch import PatternSet, parse_line, split_lines
 
 __all__ = ["MAX_GITIGNORE_BYTES", "Rules", "check_patterns", "parse_patterns"]
 

@@ -25,11 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from deerflow.knowledge._provider_settings import LIGHTRAG
-from deerflow.knowledge._redaction import redact
-from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
-from deerflow.knowledge.providers._reply import NOT_JSON, chunk_contents, error_detail
-from deerflow.knowledge.providers.errors import (
+from deerflow.knowledge._provider_errors import (
     UpstreamAuthError,
     UpstreamError,
     UpstreamNotFoundError,
@@ -37,6 +33,10 @@ from deerflow.knowledge.providers.errors import (
     UpstreamResponseError,
     UpstreamServerError,
 )
+from deerflow.knowledge._provider_settings import LIGHTRAG
+from deerflow.knowledge._redaction import redact
+from deerflow.knowledge.contract import RetrievalHit, RetrievalResult
+from deerflow.knowledge.providers.parse._reply import NOT_JSON, chunk_contents, error_detail
 from deerflow.knowledge.rules import is_valid_title
 from deerflow.knowledge.text import is_blank
 

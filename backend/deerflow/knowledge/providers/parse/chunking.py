@@ -23,9 +23,10 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
+from deerflow.knowledge._provider_errors import ProviderConfigError
+
 # Chunk settings are the local provider's (an invalid one is its configuration error).
 from deerflow.knowledge._provider_settings import LOCAL as _PROVIDER
-from deerflow.knowledge.providers.errors import ProviderConfigError
 from deerflow.knowledge.rules import MAX_EXCERPT_CHARS
 from deerflow.knowledge.text import looks_like_heading, sentence_ends
 
