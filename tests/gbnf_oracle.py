@@ -4,6 +4,7 @@ matcher, so a grammar is checked by llama.cpp's rules rather than by the code th
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -32,4 +33,16 @@ def gbnf_accepts(gbnf: str, text: str) -> bool:
             state = GBNF(gbnf, text)
         except InputParseError:
             return False
+        except IndexError as exc:
+            # The package rejects some inputs (e.g. "```\n&NUM;") but then fails while it builds
+            # the rejection's position message; that is still a rejection. An IndexError from
+            # anywhere else is a real failure and propagates.
+            if _raised_in(exc, "build_error_position"):
+                return False
+            raise
         return any(isinstance(rule, RuleEnd) for rule in state.rules())
+
+
+def _raised_in(exc: BaseException, function: str) -> bool:
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and frames[-1].name == function
