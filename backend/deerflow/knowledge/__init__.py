@@ -5,6 +5,7 @@ pure core (rules, ids, contract, envelope, the evidence reader, citations, budge
 snapshots, formatting, the trust boundary) is imported eagerly; the names built on LangChain (the
 tool, the task tool, the middleware) load on first use, so importing the package costs about as
 much as importing pydantic.
+``tests/test_public_api.py`` pins this face (its sorted ``__all__``, the lazy names).
 """
 
 import importlib

@@ -7,8 +7,8 @@ index's reader child included.
 
 Adding a provider is a row here (its name, and each setting's config key, environment variable
 and kind), its fields on :class:`~deerflow.knowledge.settings.KnowledgeSettings` (their types),
-and its branch in :func:`deerflow.knowledge.providers.build_provider` (its construction); a test
-checks that the first two agree.
+and its branch in :func:`deerflow.knowledge.providers.build_provider` (its construction);
+``tests/test_settings.py`` checks that the first two agree.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ so it gains what its heading shares with the question.
 * A further quote is added only for a clause of a multi-clause question ("…, and which header
   carries it?") that the quotes so far leave unanswered, and only when it answers that clause,
   still speaks to the question as a whole and comes from the document quoted first.
+
+``tests/test_responder.py`` covers it through the responder (and its sentence splitting
+directly); ``tests/test_eval.py`` checks the evaluation it is measured by.
 """
 
 from __future__ import annotations

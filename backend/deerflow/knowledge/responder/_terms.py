@@ -8,6 +8,7 @@ few compounds ("symlinked") under the two concepts they stand for. Stop words an
 fillers ("actually", "happen", "way") carry no concept; a negation ("no", "not", "isn't",
 "without") does, so "What if the handle isn't in the content?" meets "does not appear". The thesaurus is general vocabulary, not
 a list of the bundled documents' answers: a word missing from it only costs a match.
+``tests/test_responder.py`` covers it through the responder.
 """
 
 from __future__ import annotations
