@@ -452,6 +452,18 @@ def _dual_task_message() -> ToolMessage:
     return ToolMessage(content=content, artifact=artifact, name="task", tool_call_id="call-1")
 
 
+def _budget_case(kind: str, tmp_path: Path) -> tuple[ToolMessage, ToolOutputBudgetMiddleware]:
+    """One tool message of ``kind`` and a middleware over it (externalizing for one kind)."""
+    message = {
+        "shared": _message,
+        "shared_externalized": _message,
+        "native": _native_message,
+        "dual_task": _dual_task_message,
+    }[kind]()
+    output_dir = tmp_path if kind == "shared_externalized" else None
+    return message, ToolOutputBudgetMiddleware(max_chars=1_500, output_dir=output_dir)
+
+
 @pytest.mark.parametrize(
     ("kind", "expected"),
     [
@@ -489,14 +501,7 @@ def test_one_tool_message_enters_each_module_once(
     a tree (the middleware; the one pure budget entry, which calls the native budget, the link-safe
     cuts and the shared prune, which reads through the one evidence reader) with no module visited
     from two places."""
-    message = {
-        "shared": _message,
-        "shared_externalized": _message,
-        "native": _native_message,
-        "dual_task": _dual_task_message,
-    }[kind]()
-    output_dir = tmp_path if kind == "shared_externalized" else None
-    middleware = ToolOutputBudgetMiddleware(max_chars=1_500, output_dir=output_dir)
+    message, middleware = _budget_case(kind, tmp_path)
     assert middleware.needs_budget(message)
     tree = _walk(lambda: middleware.budget_message(message))
     assert tree == expected
@@ -522,14 +527,7 @@ def test_the_walk_counts_a_return_to_a_module_already_left() -> None:
 def test_the_middleware_hands_a_message_to_the_budget_once(kind: str, tmp_path: Path) -> None:
     """The format decision is the pure budget's: ``budget_message`` makes one call into the rest
     of the package (``budget.budget_output``), whatever the message (counted, not timed)."""
-    message = {
-        "shared": _message,
-        "shared_externalized": _message,
-        "native": _native_message,
-        "dual_task": _dual_task_message,
-    }[kind]()
-    output_dir = tmp_path if kind == "shared_externalized" else None
-    middleware = ToolOutputBudgetMiddleware(max_chars=1_500, output_dir=output_dir)
+    message, middleware = _budget_case(kind, tmp_path)
     calls: list[str] = []
 
     def profile(frame: Any, event: str, _: object) -> None:
