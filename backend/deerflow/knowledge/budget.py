@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from deerflow.knowledge.citations import find_citations, relabel_citations
 from deerflow.knowledge.envelope import KNOWLEDGE_SOURCES_KEY, RETRIEVAL_SOURCES_KEY, VERSION_KEY
@@ -105,7 +105,7 @@ def budget_output(
     """
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
-    text = _PART_SEPARATOR.join(text_parts(content))
+    text = _PART_SEPARATOR.join(_text_parts(content))
     if len(text) <= max_chars:
         return None
     cut: str | None = None
@@ -132,8 +132,11 @@ def budget_output(
         cut, record, write = _generic_cut(
             text, max_chars, tool_name, call_id, output_dir, preview_chars
         )
-    content, artifact = prune_evidence(replace_text(content, cut), artifact)
-    return BudgetedOutput(content, artifact, record, write)
+    assert cut is not None  # set by one of the branches above
+    # The cut is the content's only text, so it is pruned as one string (read and relabeled
+    # directly) and put into the content's form once, at the end.
+    cut, artifact = _prune_shared(cut, artifact, _relabel_text)
+    return BudgetedOutput(_with_text(content, cut), artifact, record, write)
 
 
 def output_chars(content: object) -> int:
@@ -164,52 +167,7 @@ def prune_evidence(content: Any, artifact: Any) -> tuple[Any, Any]:
 
     Idempotent; when nothing needs pruning the very same objects are returned.
     """
-    if not isinstance(artifact, Mapping):
-        return content, artifact
-    # Only a readable envelope's arrays are pruned; an unreadable one is left exactly as it is.
-    shared: dict[str, list[Any]] = {
-        key: list(records)
-        for key in (KNOWLEDGE_SOURCES_KEY, RETRIEVAL_SOURCES_KEY)
-        if isinstance(records := artifact.get(key), list)
-    }
-    if not shared:
-        return content, artifact
-    result = read_evidence(content, artifact, formats=_SHARED)
-    if result.shared_error is not None:
-        return content, artifact
-
-    changed = False
-    # Every id dropped in any pass: relabeling in a later pass can form a new link to one of them.
-    dropped: set[str] = set()
-    # The orphans the content was last relabeled for: relabel_citations runs to its fixpoint, so
-    # the same set again would change nothing (the set only grows: kept records only leave).
-    relabeled_for: set[str] = set()
-    while True:
-        kept_ids = {source.id for source in result.shared}
-        rejected = result.rejected
-        dropped.update(r.record_id or "" for r in rejected)
-        if rejected:
-            changed = True
-            positions = {(r.key, r.index) for r in rejected}
-            shared = {
-                key: [r for i, r in enumerate(records) if (key, i) not in positions]
-                for key, records in shared.items()
-            }
-        dropped.discard("")
-        orphaned = dropped - kept_ids
-        if orphaned == relabeled_for:
-            break
-        relabeled = _relabel_content(content, orphaned)
-        relabeled_for = orphaned
-        if relabeled is content:
-            break
-        content = relabeled
-        changed = True
-        result = read_evidence(content, _with_shared(artifact, shared), formats=_SHARED)
-
-    if not changed:
-        return content, artifact
-    return content, _rebuild(artifact, shared)
+    return _prune_shared(content, artifact, _relabel_content)
 
 
 def truncate_text(text: str, *, max_chars: int, head_share: float = DEFAULT_HEAD_SHARE) -> str:
@@ -245,6 +203,63 @@ def preview_text(text: str, *, max_chars: int) -> str:
 
 
 # --------------------------------------------------------------------------- internals
+
+
+_C = TypeVar("_C")
+
+
+def _prune_shared(
+    content: _C, artifact: Any, relabel: Callable[[_C, set[str]], _C]
+) -> tuple[_C, Any]:
+    """:func:`prune_evidence` for content that ``relabel`` rewrites (a message's content, or the
+    budget's one cut text): the evidence is read once, and again only after a relabel changed
+    the content."""
+    if not isinstance(artifact, Mapping):
+        return content, artifact
+    # Only a readable envelope's arrays are pruned; an unreadable one is left exactly as it is.
+    shared: dict[str, list[Any]] = {
+        key: list(records)
+        for key in (KNOWLEDGE_SOURCES_KEY, RETRIEVAL_SOURCES_KEY)
+        if isinstance(records := artifact.get(key), list)
+    }
+    if not shared:
+        return content, artifact
+    result = read_evidence(content, artifact, formats=_SHARED)
+    if result.shared_error is not None:
+        return content, artifact
+
+    changed = False
+    # Every id dropped in any pass: relabeling in a later pass can form a new link to one of them.
+    dropped: set[str] = set()
+    # The orphans the content was last relabeled for: relabel_citations runs to its fixpoint, so
+    # the same set again would change nothing (the set only grows: kept records only leave).
+    relabeled_for: set[str] = set()
+    while True:
+        kept_ids = {source.id for source in result.shared}
+        rejected = result.rejected
+        dropped.update(r.record_id or "" for r in rejected)
+        if rejected:
+            changed = True
+            positions = {(r.key, r.index) for r in rejected}
+            shared = {
+                key: [r for i, r in enumerate(records) if (key, i) not in positions]
+                for key, records in shared.items()
+            }
+        dropped.discard("")
+        orphaned = dropped - kept_ids
+        if orphaned == relabeled_for:
+            break
+        relabeled = relabel(content, orphaned)
+        relabeled_for = orphaned
+        if relabeled is content:
+            break
+        content = relabeled
+        changed = True
+        result = read_evidence(content, _with_shared(artifact, shared), formats=_SHARED)
+
+    if not changed:
+        return content, artifact
+    return content, _rebuild(artifact, shared)
 
 
 def _generic_cut(
@@ -303,7 +318,21 @@ def _relabel_content(content: Any, dropped: set[str]) -> Any:
 
     Returns the very same object when no link changed, so callers can test with ``is``.
     """
-    return map_text_parts(content, lambda text: relabel_citations(text, dropped.__contains__))
+    return map_text_parts(content, lambda text: _relabel_text(text, dropped))
+
+
+def _relabel_text(text: str, dropped: set[str]) -> str:
+    return relabel_citations(text, dropped.__contains__)
+
+
+def _text_parts(content: object) -> list[str]:
+    # A string is its own one text part (``text_parts``); only list content needs the reader.
+    return [content] if isinstance(content, str) else text_parts(content)
+
+
+def _with_text(content: object, text: str) -> str | list[Any]:
+    # ``replace_text`` for the content :func:`budget_output` cut, which is a string or a list.
+    return text if isinstance(content, str) else replace_text(content, text)
 
 
 def _protected_spans(text: str) -> list[tuple[int, int]]:
