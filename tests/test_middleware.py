@@ -452,12 +452,21 @@ def _dual_task_message() -> ToolMessage:
     return ToolMessage(content=content, artifact=artifact, name="task", tool_call_id="call-1")
 
 
+def _list_message() -> ToolMessage:
+    """The shared message with list content: its text as one text part, then an image."""
+    content, artifact = _formatted()
+    image = {"type": "image_url", "image_url": {"url": "https://example.org/chart.png"}}
+    return _message(content=[{"type": "text", "text": content}, image], artifact=artifact)
+
+
 def _budget_case(kind: str, tmp_path: Path) -> tuple[ToolMessage, ToolOutputBudgetMiddleware]:
     """One tool message of ``kind`` and a middleware over it (externalizing for one kind)."""
     message = {
         "shared": _message,
         "shared_externalized": _message,
+        "shared_list": _list_message,
         "native": _native_message,
+        "native_task": lambda: _native_message("task"),
         "dual_task": _dual_task_message,
     }[kind]()
     output_dir = tmp_path if kind == "shared_externalized" else None
@@ -549,3 +558,98 @@ def test_the_middleware_hands_a_message_to_the_budget_once(kind: str, tmp_path: 
         sys.setprofile(None)
     assert budgeted is not message
     assert calls == ["deerflow.knowledge.budget.budget_output"]
+
+
+#: The rooms whose own calls a walk follows: the LangChain hooks, the pure budget and the message
+#: reader it uses. A call from one of them into any other module is one move there and one back.
+_FOLLOWED = frozenset({"middleware", "budget", "messages"})
+
+
+def _moves(run: Any) -> dict[str, int]:
+    """How ``run()`` moves between the package's modules (rooms; a subpackage is one room).
+
+    Only the followed rooms' calls count: a call from one into another room is a move, its return
+    a move back; whatever runs beneath a room that is not followed is that room's own work. A
+    callback into a room still open below it (a function handed down, called back up) stays in
+    its caller's room. Counted with a profiler, not timed.
+    """
+    stack: list[tuple[str, bool, bool]] = []  # (room, beneath an unfollowed room, moved in)
+    rooms: set[str] = set()
+    counts = {"calls": 0, "returns": 0, "messages": 0}
+
+    def profile(frame: Any, event: str, _: object) -> None:
+        if event not in ("call", "return"):
+            return
+        name = frame.f_globals.get("__name__", "")
+        if not name.startswith(_PACKAGE):
+            return
+        if event == "return":
+            if stack.pop()[2]:
+                counts["returns"] += 1
+            return
+        room = name.removeprefix(_PACKAGE).split(".")[0]
+        if not stack:
+            rooms.add(room)
+            stack.append((room, False, False))
+            return
+        current, beneath, _moved = stack[-1]
+        if beneath or room == current or any(room == open_[0] for open_ in stack):
+            stack.append((current, beneath, False))
+            return
+        rooms.add(room)
+        counts["calls"] += 1
+        counts["messages"] += room == "messages"
+        stack.append((room, room not in _FOLLOWED, True))
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return {
+        "rooms": len(rooms),
+        "moves": counts["calls"] + counts["returns"],
+        "returns": counts["returns"],
+        "messages": counts["messages"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        # Measure, the native budget saying "not mine", the link-safe cut, the evidence read, the
+        # relabel (a link to a source the cut made unverifiable), the re-read, back.
+        ("shared", {"rooms": 5, "moves": 12, "returns": 6, "messages": 0}),
+        ("shared_externalized", {"rooms": 5, "moves": 12, "returns": 6, "messages": 0}),
+        # List content needs the message reader twice: its text, and its parts put back.
+        ("shared_list", {"rooms": 6, "moves": 16, "returns": 8, "messages": 2}),
+        ("native", {"rooms": 3, "moves": 4, "returns": 2, "messages": 0}),
+        ("native_task", {"rooms": 4, "moves": 6, "returns": 3, "messages": 0}),
+        ("dual_task", {"rooms": 5, "moves": 10, "returns": 5, "messages": 0}),
+    ],
+)
+def test_a_tool_message_walks_the_budget_in_few_returns(
+    kind: str, expected: dict[str, int], tmp_path: Path
+) -> None:
+    """The walk of one tool message through ``budget_message``, pinned per kind (issue figures:
+    at most 6 returns for a string content). The budget reads and relabels its one cut text
+    directly, so the message reader is not entered for a string content."""
+    message, middleware = _budget_case(kind, tmp_path)
+    assert _moves(lambda: middleware.budget_message(message)) == expected
+
+
+def test_the_move_count_keeps_a_callback_in_its_callers_room() -> None:
+    # The public prune rewrites content through the message reader, which calls back the
+    # budget's relabel: that callback is the reader's, and its call into citations one move.
+    from deerflow.knowledge import budget
+
+    message = _message()
+    cut = budget.truncate_text(message.content, max_chars=1_500)
+    assert _moves(lambda: budget.prune_evidence([cut], message.artifact)) == {
+        "rooms": 4,
+        "moves": 8,
+        # The read, citations back to the reader, the reader back to the budget, the re-read
+        # (the relabel hid a link); were the callback the budget's, 5.
+        "returns": 4,
+        "messages": 1,
+    }

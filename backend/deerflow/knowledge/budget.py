@@ -135,8 +135,8 @@ def budget_output(
     assert cut is not None  # set by one of the branches above
     # The cut is the content's only text, so it is pruned as one string (read and relabeled
     # directly) and put into the content's form once, at the end.
-    cut, artifact = _prune_shared(cut, artifact, _relabel_text)
-    return BudgetedOutput(_with_text(content, cut), artifact, record, write)
+    shown, artifact = _prune_shared(cut, artifact, _relabel_text)
+    return BudgetedOutput(_with_text(content, shown), artifact, record, write)
 
 
 def output_chars(content: object) -> int:
