@@ -650,3 +650,35 @@ def test_a_native_task_keeps_its_synopsis_and_its_whole_entries() -> None:
     assert out.record["kind"] == "truncated" and out.record["sources_omitted"] > 0
     assert out.record["sources_kept"] == len(out.artifact["knowledge_sources"]["sources"]) > 0
     assert_whole_entries("task", content, artifact, out.content, out.artifact, 3_000)
+
+
+def test_a_megabyte_output_is_scanned_once_and_pruned_on_its_cut_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Counted, not timed: the link-safe cut scans the million characters once; the prune reads
+    # and relabels only the cut (at most max_chars), however many links the input repeats.
+    seen: dict[str, list[int]] = {"scan": [], "read": [], "relabel": []}
+
+    def counting(name: str, function: Any) -> Any:
+        def counted(text: Any, *args: Any, **kwargs: Any) -> Any:
+            seen[name].append(output_chars(text))
+            return function(text, *args, **kwargs)
+
+        return counted
+
+    monkeypatch.setattr(budget, "find_citations", counting("scan", budget.find_citations))
+    monkeypatch.setattr(budget, "read_evidence", counting("read", budget.read_evidence))
+    monkeypatch.setattr(budget, "relabel_citations", counting("relabel", relabel_citations))
+    kept, cut = _source(1), _source(2, "An excerpt the budget leaves in the middle.")
+    link = citation_link(cut) + " "
+    filler = link * (1_000_000 // len(link))
+    content = _entry(kept) + "\n\n" + filler + _entry(cut) + "\n\n" + filler
+    assert len(content) > 2_000_000
+    out = budget_output(
+        content, build_envelope([kept, cut]), tool_name="knowledge_search", max_chars=2_000
+    )
+    assert out is not None and len(out.content) <= 2_000
+    assert _shared_ids(out.artifact) == [kept.id] and cut.id not in out.content
+    assert seen["scan"] == [len(content)]
+    assert len(seen["read"]) == 2 and max(seen["read"]) <= 2_000
+    assert len(seen["relabel"]) == 1 and seen["relabel"][0] <= 2_000
