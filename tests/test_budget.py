@@ -29,6 +29,7 @@ from deerflow.knowledge.budget import (
 )
 from deerflow.knowledge.citations import relabel_citations
 from deerflow.knowledge.contract import OutputBudget
+from deerflow.knowledge.evidence import read_evidence
 from deerflow.knowledge.formatting import citation_link, format_result
 from deerflow.knowledge.native import (
     NATIVE_OMISSION_NOTICE,
@@ -666,8 +667,8 @@ def test_a_megabyte_output_is_scanned_once_and_pruned_on_its_cut_alone(
 
         return counted
 
-    monkeypatch.setattr(budget, "find_citations", counting("scan", budget.find_citations))
-    monkeypatch.setattr(budget, "read_evidence", counting("read", budget.read_evidence))
+    monkeypatch.setattr(budget, "find_citations", counting("scan", find_citations))
+    monkeypatch.setattr(budget, "read_evidence", counting("read", read_evidence))
     monkeypatch.setattr(budget, "relabel_citations", counting("relabel", relabel_citations))
     kept, cut = _source(1), _source(2, "An excerpt the budget leaves in the middle.")
     link = citation_link(cut) + " "

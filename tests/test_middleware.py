@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -403,6 +404,21 @@ def _walk(run: Any) -> dict[str, Any]:
     root: dict[str, Any] = {}
     stack: list[tuple[dict[str, Any], str | None]] = [(root, None)]
 
+    def enter(module: str) -> None:
+        node, current = stack[-1]
+        if module in _LOOK_UPS or module == current:
+            stack.append((node, current))
+        else:
+            stack.append((node.setdefault(module, {}), module))
+
+    _follow(run, enter, stack.pop)
+    return root
+
+
+def _follow(run: Any, enter: Callable[[str], None], leave: Callable[[], object]) -> None:
+    """``run()`` with ``enter(module)`` told of each call into the package (its module below
+    ``deerflow.knowledge``, a subpackage's first part) and ``leave()`` of each return from one."""
+
     def profile(frame: Any, event: str, _: object) -> None:
         if event not in ("call", "return"):
             return
@@ -410,21 +426,15 @@ def _walk(run: Any) -> dict[str, Any]:
         if not name.startswith(_PACKAGE):
             return
         if event == "return":
-            stack.pop()
-            return
-        module: str | None = name.removeprefix(_PACKAGE).split(".")[0]
-        node, current = stack[-1]
-        if module in _LOOK_UPS or module == current:
-            stack.append((node, current))
+            leave()
         else:
-            stack.append((node.setdefault(module, {}), module))
+            enter(name.removeprefix(_PACKAGE).split(".")[0])
 
     sys.setprofile(profile)
     try:
         run()
     finally:
         sys.setprofile(None)
-    return root
 
 
 def _entered_twice(tree: dict[str, Any]) -> list[str]:
@@ -577,17 +587,7 @@ def _moves(run: Any) -> dict[str, int]:
     rooms: set[str] = set()
     counts = {"calls": 0, "returns": 0, "messages": 0}
 
-    def profile(frame: Any, event: str, _: object) -> None:
-        if event not in ("call", "return"):
-            return
-        name = frame.f_globals.get("__name__", "")
-        if not name.startswith(_PACKAGE):
-            return
-        if event == "return":
-            if stack.pop()[2]:
-                counts["returns"] += 1
-            return
-        room = name.removeprefix(_PACKAGE).split(".")[0]
+    def enter(room: str) -> None:
         if not stack:
             rooms.add(room)
             stack.append((room, False, False))
@@ -601,11 +601,11 @@ def _moves(run: Any) -> dict[str, int]:
         counts["messages"] += room == "messages"
         stack.append((room, room not in _FOLLOWED, True))
 
-    sys.setprofile(profile)
-    try:
-        run()
-    finally:
-        sys.setprofile(None)
+    def leave() -> None:
+        if stack.pop()[2]:
+            counts["returns"] += 1
+
+    _follow(run, enter, leave)
     return {
         "rooms": len(rooms),
         "moves": counts["calls"] + counts["returns"],
