@@ -12,7 +12,10 @@ file when that fails.
 A generic cut does not know about citations. Whatever it leaves, the artifact must still only claim
 what the content shows: :func:`prune_evidence` drops every record whose handle or excerpt is no
 longer visible and turns each complete citation link to a dropped source back into its plain label,
-so the model is never invited to cite evidence nobody can verify.
+so the model is never invited to cite evidence nobody can verify. The entry runs the same steps
+on its cut while it is still one string, and puts that string into the content's form once at the
+end: a tool message's walk through the budget leaves it only for the native budget, the cut's
+link scan and the prune's reads and relabel (and, for list content, the message reader).
 
 :func:`truncate_text` and :func:`preview_text` are the budget's cuts. They never split a citation
 link or a handle: a cut that would land inside one moves to its edge, so no half-link survives to
