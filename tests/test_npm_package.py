@@ -144,7 +144,7 @@ for (const file of process.argv.slice(1)) {
     if (!ts.isExpressionStatement(statement) || !ts.isStringLiteral(statement.expression)) break;
     prologue.push(statement.expression.text);
   }
-  out[file.split("/").pop()] = prologue;
+  out[file] = prologue;
 }
 console.log(JSON.stringify(out));
 """
@@ -219,7 +219,7 @@ def test_the_pure_marks_survive_the_build(tarball: Path, tmp_path: Path) -> None
 
 
 #: Rule selectors of the sheet's KnowledgeMarkdown / WebCitation part, and of the glue's pieces.
-RENDERER_RULES = (".dk-markdown {", ".dk-web-citation {", ".dk-pending {", ".dk-plain-note {")
+RENDERER_RULES = (".dk-markdown {", ".dk-web-citation {", ".dk-pending {", ".dk-plain-text {")
 GLUE_RULES = (".dk-chip {", ".dk-inert {", ".dk-preview {", ".dk-sources {", ".dk-sources a {")
 
 
