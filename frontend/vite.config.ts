@@ -1,8 +1,9 @@
 /**
  * Library build of @deerflow/knowledge-citations: `npm run build` writes dist/index.js and
- * dist/core.js (ES modules, dependencies external; both import one shared chunk of the readers),
- * dist/knowledge.css, and — via `tsc -p tsconfig.build.json` — the .d.ts files. Tests use
- * vitest.config.ts, not this file.
+ * dist/core.js (ES modules, dependencies external) beside one module per source module (so a
+ * host's bundler drops every module the host's imports do not reach, not just unused exports of
+ * one big chunk), the stylesheets (knowledge.css, citations.css, shadcn.css), and — via `tsc -p tsconfig.build.json` — the .d.ts files.
+ * Tests use vitest.config.ts, not this file.
  */
 
 import { readFileSync } from "node:fs";
@@ -19,20 +20,32 @@ const external = [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.pee
 const isExternal = (id: string): boolean =>
   external.some((name) => id === name || id.startsWith(`${name}/`));
 
-/** Ship the stylesheet as-is (components never import CSS, so apps choose when to load it). */
-function copyStylesheet(): Plugin {
-  const source = fileURLToPath(new URL("./src/components/knowledge.css", import.meta.url));
+const RENDERER_ONLY = /\/\* renderer-only: begin[^*]*\*\/\n[\s\S]*?\/\* renderer-only: end \*\/\n\n?/g;
+
+/**
+ * Ship the stylesheets (components never import CSS, so apps choose when to load them):
+ * knowledge.css whole; citations.css, the same without the blocks marked renderer-only (for hosts
+ * that keep their own Markdown renderer and use the glue); shadcn.css, the badge look.
+ */
+function copyStylesheets(): Plugin {
+  const source = (name: string): string =>
+    readFileSync(fileURLToPath(new URL(`./src/components/${name}`, import.meta.url)), "utf8");
   return {
     name: "deerflow-knowledge-css",
     generateBundle() {
-      this.emitFile({ type: "asset", fileName: "knowledge.css", source: readFileSync(source, "utf8") });
+      const sheet = source("knowledge.css");
+      const glue = sheet.replace(RENDERER_ONLY, "");
+      if (glue === sheet || /renderer-only: (begin|end)/.test(glue)) this.error("knowledge.css: unbalanced renderer-only marks");
+      this.emitFile({ type: "asset", fileName: "knowledge.css", source: sheet });
+      this.emitFile({ type: "asset", fileName: "citations.css", source: glue });
+      this.emitFile({ type: "asset", fileName: "shadcn.css", source: source("shadcn.css") });
     },
   };
 }
 
 export default defineConfig({
   cacheDir: fileURLToPath(new URL("../node_modules/.vite", import.meta.url)),
-  plugins: [react(), copyStylesheet()],
+  plugins: [react(), copyStylesheets()],
   build: {
     outDir: "dist",
     emptyOutDir: true,
@@ -51,6 +64,8 @@ export default defineConfig({
     rolldownOptions: {
       external: isExternal,
       output: {
+        preserveModules: true,
+        preserveModulesRoot: fileURLToPath(new URL("./src", import.meta.url)),
         // The React entry is a client module for React Server Components hosts (Next.js): its
         // first statement is the directive, which bundling would otherwise drop. The `/core`
         // entry (and the chunk it shares) stays directive-free, callable from server code.

@@ -144,7 +144,7 @@ for (const file of process.argv.slice(1)) {
     if (!ts.isExpressionStatement(statement) || !ts.isStringLiteral(statement.expression)) break;
     prologue.push(statement.expression.text);
   }
-  out[file.split("/").pop()] = prologue;
+  out[file] = prologue;
 }
 console.log(JSON.stringify(out));
 """
@@ -155,14 +155,90 @@ def test_the_react_entry_is_a_client_module_and_core_is_not(tarball: Path, tmp_p
     # "use client" must survive the build as its first statement. /core stays server-callable.
     _run(["tar", "xzf", str(tarball), "-C", str(tmp_path)], FRONTEND)
     dist = tmp_path / "package" / "dist"
-    modules = sorted(str(path) for path in dist.glob("*.js"))
-    prologues = json.loads(_run(["node", "-e", DIRECTIVES_JS, *modules], FRONTEND))
+    modules = sorted(str(path) for path in dist.rglob("*.js"))
+    prologues = {
+        str(Path(name).relative_to(dist)): prologue
+        for name, prologue in json.loads(
+            _run(["node", "-e", DIRECTIVES_JS, *modules], FRONTEND)
+        ).items()
+    }
     assert prologues.pop("index.js") == ["use client"]
     assert prologues.pop("core.js") == []
-    # The chunk the two entries share (the readers) is server code too.
+    # Every other module (one per source module: the readers /core shares, the components the
+    # React entry re-exports) carries no directive: server code, or reached through index.js.
     assert prologues and all(prologue == [] for prologue in prologues.values()), prologues
     core_imports = re.findall(r'from "\./([^"]+)"', (dist / "core.js").read_text(encoding="utf-8"))
-    assert set(core_imports) <= set(prologues), core_imports
+    assert core_imports and set(core_imports) <= set(prologues), core_imports
+
+
+#: What the glue alone must not pull into a host's bundle: the Markdown parser and citation
+#: scanner (the host's renderer finds the links), KnowledgeMarkdown, the Markdown-scanning
+#: SourcesPanel, and saved batch evidence (not a thread's).
+NOT_GLUE = (
+    "citations.js",
+    "citationMemo.js",
+    "guard.js",
+    "summary.js",
+    "savedEvidence.js",
+    "components/KnowledgeMarkdown.js",
+    "components/SourcesPanel.js",
+    "components/useCitationLookup.js",
+)
+
+
+def test_a_glue_only_bundle_leaves_out_the_parser_and_the_scanner(
+    tarball: Path, tmp_path: Path
+) -> None:
+    # DeerFlow's patch imports only the glue; its bundler must be able to drop whole modules.
+    _run(["tar", "xzf", str(tarball), "-C", str(tmp_path)], FRONTEND)
+    package = tmp_path / "package"
+    (package / "node_modules").symlink_to(ROOT / "node_modules")
+    script = FRONTEND / "scripts" / "bundle-glue.mjs"
+    report = json.loads(_run(["node", str(script), str(package)], FRONTEND))
+    modules = {name.removeprefix("dist/") for name in report["modules"]}
+    assert {"components/KnowledgeLink.js", "components/CitationChip.js", "envelope.js"} <= modules
+    assert not modules & set(NOT_GLUE), sorted(modules & set(NOT_GLUE))
+    # No package of the Markdown pipeline is even imported: only React.
+    assert set(report["externals"]) <= {"react", "react/jsx-runtime"}, report["externals"]
+
+
+def test_the_pure_marks_survive_the_build(tarball: Path, tmp_path: Path) -> None:
+    # A top-level memo(...) without the mark is a call a bundler must keep, and with it the
+    # whole module it renders (KnowledgeMarkdown's pipeline, the scanner SourcesPanel needs).
+    _run(["tar", "xzf", str(tarball), "-C", str(tmp_path)], FRONTEND)
+    components = tmp_path / "package" / "dist" / "components"
+    for name in ("KnowledgeMarkdown.js", "SourcesPanel.js", "PanelView.js"):
+        text = (components / name).read_text(encoding="utf-8")
+        assert re.search(r"= /\* @__PURE__ \*/ memo\(", text), name
+    for path in components.glob("*.js"):
+        text = path.read_text(encoding="utf-8")
+        unmarked = re.findall(
+            r"^(?:export )?(?:var|const|let) \w+ = (?:memo|forwardRef)\(", text, re.M
+        )
+        assert not unmarked, (path.name, unmarked)
+
+
+#: Rule selectors of the sheet's KnowledgeMarkdown / WebCitation part, and of the glue's pieces.
+RENDERER_RULES = (".dk-markdown {", ".dk-web-citation {", ".dk-pending {", ".dk-plain-text {")
+GLUE_RULES = (".dk-chip {", ".dk-inert {", ".dk-preview {", ".dk-sources {", ".dk-sources a {")
+
+
+def test_the_glue_stylesheet_is_the_sheet_without_the_renderer_rules(
+    tarball: Path, tmp_path: Path
+) -> None:
+    _run(["tar", "xzf", str(tarball), "-C", str(tmp_path)], FRONTEND)
+    dist = tmp_path / "package" / "dist"
+    whole = (dist / "knowledge.css").read_text(encoding="utf-8")
+    glue = (dist / "citations.css").read_text(encoding="utf-8")
+    assert all(rule in whole for rule in RENDERER_RULES + GLUE_RULES)
+    assert all(rule in glue for rule in GLUE_RULES)
+    assert not [rule for rule in RENDERER_RULES if rule in glue]
+    assert len(glue) < len(whole)
+    shadcn = (dist / "shadcn.css").read_text(encoding="utf-8")
+    assert shadcn == (FRONTEND / "src" / "components" / "shadcn.css").read_text(encoding="utf-8")
+    exports = json.loads((tmp_path / "package" / "package.json").read_text(encoding="utf-8"))
+    assert exports["exports"]["./citations.css"] == "./dist/citations.css"
+    assert exports["exports"]["./shadcn.css"] == "./dist/shadcn.css"
 
 
 def test_publint_and_are_the_types_wrong_are_clean(tarball: Path) -> None:
@@ -178,6 +254,8 @@ def test_publint_and_are_the_types_wrong_are_clean(tarball: Path) -> None:
             "esm-only",
             "--exclude-entrypoints",
             "./knowledge.css",
+            "./citations.css",
+            "./shadcn.css",
         ],
         FRONTEND,
     )

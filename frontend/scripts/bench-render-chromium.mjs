@@ -11,8 +11,8 @@
  * bundled with Vite's JS API in memory (React's production build, the package from source, no
  * files written), injected into an about:blank page of Debian's Chromium (/usr/bin/chromium or
  * $DEERFLOW_CHROMIUM; never a downloaded browser) driven headless by playwright-core, with the
- * package stylesheet applied as an app would load it. Each of PROCESSES fresh browser processes
- * times RUNS renders of every variant with performance.now() (render + forced layout, plain and
+ * package stylesheet applied as an app would load it. One browser process (PROCESSES) times
+ * RUNS renders of every variant with performance.now() (render + forced layout, plain and
  * ours alternating), then CPU_RUNS more with the renderer main thread's CPU time (DevTools
  * Performance metrics in thread ticks, one render per step): on a shared machine wall time
  * includes waiting for a core, which dilutes the ratio, CPU time does not. The medians per process
@@ -155,8 +155,10 @@ async function main() {
   const TURNS = 200;
   const SOURCES_PER_TOOL = quick ? 20 : 100;
   const RUNS = quick ? 3 : 11;
-  const CPU_RUNS = quick ? 2 : 7;
-  const PROCESSES = quick ? 1 : 3;
+  // One browser process, every variant in each round: the ratios compare like with like (other
+  // processes, of this bench or of other jobs, bring their own caches and their own load).
+  const CPU_RUNS = quick ? 2 : 15;
+  const PROCESSES = 1;
   const ms = (value) => `${value.toFixed(2)} ms`;
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 

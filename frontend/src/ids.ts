@@ -3,14 +3,13 @@
  *
  *   id = hex(SHA-256(UTF-8("deerflow.knowledge_source.v1\n") ‖ UTF-8(JCS(identity))))[0:32]
  *
- * Synchronous (JCS by `canonicalize`, SHA-256 by `@noble/hashes`), so a renderer can verify
- * evidence during render without a Web Crypto round trip.
+ * Synchronous (JCS by `canonicalize`, SHA-256 by ./sha256.ts), so a renderer can verify evidence
+ * during render without a Web Crypto round trip (and where Web Crypto is absent).
  */
 
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import canonicalize from "canonicalize";
 
+import { sha256Hex } from "./sha256.js";
 import { hasLoneSurrogate } from "./text.js";
 
 /** The domain tag hashed before the canonical identity. */
@@ -51,6 +50,5 @@ export function canonicalIdentity(record: object): string {
 
 /** The record's 32-hex id; an `id` key in `record` is ignored. */
 export function sourceId(record: object): string {
-  const digest = sha256(utf8ToBytes(ID_DOMAIN_TAG + canonicalIdentity(record)));
-  return bytesToHex(digest).slice(0, 32);
+  return sha256Hex(ID_DOMAIN_TAG + canonicalIdentity(record)).slice(0, 32);
 }

@@ -28,18 +28,16 @@ export {
 } from "./citations.js";
 export type { Citation, TreeCitations } from "./citations.js";
 export {
-  classifyLink,
   collectSources,
   createSourceResolver,
   defaultSourceResolver,
   describeSource,
   isToolMessage,
-  summarizeCitations,
 } from "./resolve.js";
+export { classifyLink, summarizeCitations } from "./summary.js";
+export type { CitationSummary, LinkClass } from "./summary.js";
 export type {
-  CitationSummary,
   InertReason,
-  LinkClass,
   MessageEvidence,
   ResolverStats,
   SourceDisplay,

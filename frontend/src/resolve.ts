@@ -24,9 +24,6 @@
 
 import type { KnowledgeSource, ReadResult } from "./contract.js";
 import { isRecordObject } from "./contract.js";
-import { citationsOf } from "./citationMemo.js";
-import type { Citation } from "./citations.js";
-import { classifyDestination } from "./handles.js";
 import { readEnvelope } from "./envelope.js";
 import { EMPTY_LOOKUP, type ResolvedSource, type SourceLookup } from "./lookup.js";
 import { readNative, type NativeReadResult } from "./native.js";
@@ -402,90 +399,5 @@ export function collectSources(messages: readonly unknown[], beforeIndex: number
   return defaultSourceResolver.collectSources(messages, beforeIndex);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Classifying a rendered link (the same table as contracts/README.md §4, applied to the label and
-// destination react-markdown produced after sanitizing).
-
 /** Why a citation renders as an inert label. */
 export type InertReason = "evidence_not_loaded" | "bad_source_id" | "unsupported_destination";
-
-/** What a rendered link is, by its destination (and, for `citation:` labels, its label). */
-export type LinkClass =
-  | { readonly kind: "shared" | "native"; readonly id: string }
-  | { readonly kind: "malformed"; readonly reason: "bad_source_id" | "unsupported_destination" }
-  | { readonly kind: "web"; readonly href: string }
-  | { readonly kind: "link" };
-
-/**
- * Classify a link by its (sanitized) destination and label text, as §4 classifies a written
- * link. `href` is null when the sanitizer removed it (e.g. `javascript:`): with a `citation:`
- * label that is a malformed citation, otherwise an ordinary (and then unrendered) link.
- */
-export function classifyLink(label: string, href: string | null | undefined): LinkClass {
-  const destination = typeof href === "string" ? href : "";
-  const found = classifyDestination(label, destination);
-  if (found === null) return { kind: "link" };
-  switch (found.kind) {
-    case "shared":
-    case "native":
-      return { kind: found.kind, id: found.sourceId as string };
-    case "web":
-      return { kind: "web", href: destination };
-    case "malformed":
-      return { kind: "malformed", reason: found.reason ?? "unsupported_destination" };
-  }
-}
-
-/** The citations of one message, resolved against its evidence. */
-export interface CitationSummary {
-  /** Distinct verified sources, in first-citation order. */
-  readonly sources: readonly ResolvedSource[];
-  /** 1-based number of each verified source id, in first-citation order. */
-  readonly numbers: ReadonlyMap<string, number>;
-  /** Distinct well-formed ids cited without evidence in the loaded history. */
-  readonly unresolved: number;
-  /** Malformed citation links (occurrences). */
-  readonly malformed: number;
-  /** Every citation found (contracts/README.md §4), in document order. */
-  readonly citations: readonly Citation[];
-}
-
-/**
- * Resolve the citations of `markdown` (§4: its CommonMark links) against `lookup`. Pass the
- * citations already found on a parsed tree instead of the text to skip the parse.
- */
-export function summarizeCitations(
-  markdown: string | readonly Citation[],
-  lookup: SourceLookup,
-): CitationSummary {
-  const citations = typeof markdown === "string" ? citationsOf(markdown) : markdown;
-  const sources: ResolvedSource[] = [];
-  const numbers = new Map<string, number>();
-  const missing = new Set<string>();
-  let malformed = 0;
-  for (const citation of citations) {
-    if (citation.kind === "malformed") {
-      malformed += 1;
-      continue;
-    }
-    if ((citation.kind !== "shared" && citation.kind !== "native") || citation.source_id === null) {
-      continue;
-    }
-    const id = citation.source_id;
-    if (numbers.has(id) || missing.has(id)) continue;
-    const source = lookup.get(id);
-    if (source === undefined) {
-      missing.add(id);
-    } else {
-      sources.push(source);
-      numbers.set(id, sources.length);
-    }
-  }
-  return {
-    sources: Object.freeze(sources),
-    numbers,
-    unresolved: missing.size,
-    malformed,
-    citations: Object.isFrozen(citations) ? citations : Object.freeze([...citations]),
-  };
-}

@@ -201,6 +201,17 @@ SHADCN_TOKENS = """:root { --secondary: rgb(240, 240, 235); --secondary-foregrou
   --foreground: rgb(10, 10, 10); }"""
 
 
+SHADCN_CSS = ROOT / "frontend" / "src" / "components" / "shadcn.css"
+
+
+def test_the_packaged_badge_stylesheet_is_the_readme_recipe() -> None:
+    # The recipe test below checks the README's text; the package ships it as shadcn.css.
+    readme = README.read_text(encoding="utf-8")
+    recipe = readme[readme.index(RECIPE_BEGIN) + len(RECIPE_BEGIN) : readme.index(RECIPE_END)]
+    sheet = SHADCN_CSS.read_text(encoding="utf-8")
+    assert sheet.endswith("*/\n\n" + recipe), "shadcn.css should be a comment, then the recipe"
+
+
 def test_the_readme_badge_recipe_matches_a_shadcn_badge_without_important(browser: object) -> None:
     readme = README.read_text(encoding="utf-8")
     recipe = readme[readme.index(RECIPE_BEGIN) + len(RECIPE_BEGIN) : readme.index(RECIPE_END)]

@@ -20,7 +20,7 @@ import { EMPTY_LOOKUP, type SourceLookup } from "../lookup.js";
 import { defaultSourceResolver, type SourceResolver } from "../resolve.js";
 import { CitationRegistry } from "./citationRegistry.js";
 import { mergeLabels, type KnowledgeLabels } from "./labels.js";
-import { useCitationLookup } from "./useCitationLookup.js";
+import { useRememberedLookup } from "./rememberedLookup.js";
 
 export interface KnowledgeSourcesProps {
   /**
@@ -173,7 +173,7 @@ export function KnowledgeMessage({ message, messageId, sources, children }: Know
   // are not re-rendered.
   const base =
     sources ?? (index < 0 ? EMPTY_LOOKUP : thread.resolver.collectSources(thread.messages, index));
-  const lookup = useCitationLookup({ sources: base, messageKey: key });
+  const lookup = useRememberedLookup(base, key);
   // One registry per message (a new one when the host reuses this element for another message).
   const held = useRef<Held | null>(null);
   if (held.current === null || !Object.is(held.current.key, key)) {

@@ -12,8 +12,10 @@ export { KnowledgeMessage, KnowledgeSources, useKnowledgeSources } from "./Knowl
 export type { KnowledgeMessageProps, KnowledgeSourcesProps, KnowledgeSourcesValue } from "./KnowledgeSources.js";
 export { MessageBoundary } from "./MessageBoundary.js";
 export type { MessageBoundaryProps } from "./MessageBoundary.js";
-export { KnowledgeSourcesPanel, SourcesPanel } from "./SourcesPanel.js";
-export type { KnowledgeSourcesPanelProps, SourcesPanelProps } from "./SourcesPanel.js";
+export { KnowledgeSourcesPanel } from "./KnowledgeSourcesPanel.js";
+export type { KnowledgeSourcesPanelProps } from "./KnowledgeSourcesPanel.js";
+export { SourcesPanel } from "./SourcesPanel.js";
+export type { SourcesPanelProps } from "./SourcesPanel.js";
 export { DEFAULT_LABELS } from "./labels.js";
 export type { KnowledgeLabels } from "./labels.js";
 export { useCitationLookup } from "./useCitationLookup.js";

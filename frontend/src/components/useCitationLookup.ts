@@ -8,6 +8,7 @@ import { isRecordObject } from "../contract.js";
 import type { ResolvedSource, SourceLookup } from "../lookup.js";
 import { defaultSourceResolver, type SourceResolver } from "../resolve.js";
 import { savedEvidenceLookup } from "../savedEvidence.js";
+import { remembering } from "./rememberedLookup.js";
 
 /** Evidence from the loaded history: the tool messages before `messageIndex`. */
 export interface HistorySourceProps {
@@ -97,22 +98,6 @@ function sameMessage(previous: unknown, next: unknown): boolean {
     field(previous, "id") === field(next, "id") &&
     deepEqual(field(previous, "content"), field(next, "content"))
   );
-}
-
-/** A lookup that remembers every id it resolved, and keeps answering for it. */
-function remembering(base: SourceLookup, memory: Map<string, ResolvedSource>): SourceLookup {
-  return Object.freeze({
-    get(id: string): ResolvedSource | undefined {
-      const found = base.get(id);
-      if (found !== undefined) {
-        if (!memory.has(id)) memory.set(id, found);
-        return found;
-      }
-      return memory.get(id);
-    },
-    size: base.size,
-    sources: () => base.sources(),
-  });
 }
 
 interface Memory {
