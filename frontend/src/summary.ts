@@ -93,3 +93,33 @@ export function summarizeCitations(
     citations: Object.isFrozen(citations) ? citations : Object.freeze([...citations]),
   };
 }
+
+/** How many sources one message cites, as {@link summarizeCitations} counts them. */
+export interface CitationCounts {
+  /** Distinct verified sources (`summarizeCitations(...).sources.length`). */
+  readonly sources: number;
+  readonly unresolved: number;
+  readonly malformed: number;
+}
+
+/**
+ * The counts of {@link summarizeCitations} without its lists: what a closed sources panel shows.
+ * One lookup per distinct id, nothing kept but the ids seen.
+ */
+export function countCitations(citations: readonly Citation[], lookup: SourceLookup): CitationCounts {
+  const seen = new Set<string>();
+  let sources = 0;
+  let malformed = 0;
+  for (const citation of citations) {
+    if (citation.kind === "malformed") {
+      malformed += 1;
+      continue;
+    }
+    if ((citation.kind !== "shared" && citation.kind !== "native") || citation.source_id === null) continue;
+    const id = citation.source_id;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (lookup.get(id) !== undefined) sources += 1;
+  }
+  return { sources, unresolved: seen.size - sources, malformed };
+}

@@ -30,18 +30,22 @@ const EMPTY_REGISTRY = new CitationRegistry();
 export function KnowledgeSourcesPanel({ defaultOpen, className, labels }: KnowledgeSourcesPanelProps): ReactElement | null {
   const scope = useMessageScope();
   const registry = scope?.registry ?? EMPTY_REGISTRY;
-  const cited = useSyncExternalStore(registry.subscribe, () => registry.cited(), () => registry.cited());
+  // The counts are the snapshot (a closed panel does no per-source work); a new counts object is
+  // also the sign that the open list is to be read again. The subscription stays while closed:
+  // the toggle's count follows a streaming message.
+  const counts = useSyncExternalStore(registry.subscribe, () => registry.counts(), () => registry.counts());
   const merged = useMemo(
     () => (labels === undefined ? (scope?.labels ?? mergeLabels(undefined)) : mergeLabels(labels)),
     [labels, scope?.labels],
   );
-  const suffixes = useMemo(() => () => cited.suffixes, [cited]);
+  // `counts` is a new object whenever `cited()` is: the open list reads the registry afresh.
+  const list = useMemo(() => () => registry.cited(), [counts, registry]);
   return (
     <PanelView
-      sources={cited.sources}
-      suffixes={suffixes}
-      unresolved={cited.unresolved}
-      malformed={cited.malformed}
+      count={counts.sources}
+      list={list}
+      unresolved={counts.unresolved}
+      malformed={counts.malformed}
       defaultOpen={defaultOpen ?? true}
       className={className}
       labels={merged}

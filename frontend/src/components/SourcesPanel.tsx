@@ -7,7 +7,8 @@
 import { memo, useMemo, type ReactElement } from "react";
 
 import type { SourceLookup } from "../lookup.js";
-import { summarizeCitations } from "../summary.js";
+import { citationsOf } from "../citationMemo.js";
+import { countCitations, summarizeCitations } from "../summary.js";
 import { distinguishSources } from "./distinguish.js";
 import { mergeLabels, type KnowledgeLabels } from "./labels.js";
 import { markdownOf } from "./messageText.js";
@@ -65,16 +66,24 @@ const PanelBody = /* @__PURE__ */ memo(function PanelBody({
   className,
   labels: partialLabels,
 }: PanelBodyProps): ReactElement | null {
-  const summary = useMemo(() => summarizeCitations(markdown, lookup), [markdown, lookup]);
+  const citations = citationsOf(markdown);
+  const counts = useMemo(() => countCitations(citations, lookup), [citations, lookup]);
   const labels = useMemo(() => mergeLabels(partialLabels), [partialLabels]);
-  // Only an open panel shows titles; a closed one needs no suffixes.
-  const suffixes = useMemo(() => () => distinguishSources(summary.sources, labels), [summary, labels]);
+  // Only an open panel lists sources (and tells apart those of one title): a closed one is its
+  // count alone.
+  const list = useMemo(
+    () => () => {
+      const { sources } = summarizeCitations(citations, lookup);
+      return { sources, suffixes: distinguishSources(sources, labels) };
+    },
+    [citations, lookup, labels],
+  );
   return (
     <PanelView
-      sources={summary.sources}
-      suffixes={suffixes}
-      unresolved={summary.unresolved}
-      malformed={summary.malformed}
+      count={counts.sources}
+      list={list}
+      unresolved={counts.unresolved}
+      malformed={counts.malformed}
       defaultOpen={defaultOpen}
       className={className}
       labels={labels}

@@ -37,6 +37,14 @@ export interface CitedSources {
   readonly malformed: number;
 }
 
+/** The counts of {@link CitedSources}: what a closed panel shows. */
+export interface CitedCounts {
+  /** Distinct verified sources cited. */
+  readonly sources: number;
+  readonly unresolved: number;
+  readonly malformed: number;
+}
+
 interface TitleEntry {
   readonly id: string;
   readonly pages: string;
@@ -59,6 +67,7 @@ export class CitationRegistry {
   private version = 0;
   private published = 0;
   private cached: { version: number; cited: CitedSources } | null = null;
+  private cachedCounts: { version: number; counts: CitedCounts } | null = null;
   private readonly listeners = new Set<() => void>();
   private scheduled = false;
 
@@ -136,6 +145,21 @@ export class CitationRegistry {
   /** What a chip of `id` shows besides its source: number and suffix, as one comparable string. */
   viewOf(id: string): string {
     return `${this.numbers.get(id) ?? ""}\u0000${this.suffixOf(id) ?? ""}`;
+  }
+
+  /**
+   * What a closed panel shows: the counts alone, no per-source work (same object until something
+   * changes; a snapshot for `useSyncExternalStore`).
+   */
+  counts(): CitedCounts {
+    if (this.cachedCounts !== null && this.cachedCounts.version === this.version) return this.cachedCounts.counts;
+    const counts: CitedCounts = Object.freeze({
+      sources: this.verified.length,
+      unresolved: this.order.length - this.verified.length,
+      malformed: this.malformedKeys.size,
+    });
+    this.cachedCounts = { version: this.version, counts };
+    return counts;
   }
 
   /** The panel's view (same object until something changes). */
