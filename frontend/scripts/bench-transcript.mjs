@@ -205,11 +205,17 @@ let variant = 0;
 /**
  * New answer strings for each first render (trailing spaces: the same rendered DOM), so nothing
  * keyed by the Markdown text is warm from an earlier run; tool messages stay the same objects.
+ * The spaces end the last line, before its newline: after a final newline they would be a line
+ * of their own, which past the guard's indentation cap (128 columns, reached after 128 renders)
+ * the guard rewrites, and every message would then be a guarded one (parsed again by each
+ * `SourcesPanel`, whose citation memo is keyed by the unguarded text).
  */
 export const freshAnswers = (messages) => {
   variant += 1;
   const pad = " ".repeat(variant);
-  return messages.map((m) => (m.type === "ai" && m.content !== "" ? { ...m, content: m.content + pad } : m));
+  return messages.map((m) =>
+    m.type === "ai" && m.content !== "" ? { ...m, content: m.content.replace(/\n?$/, (end) => pad + end) } : m,
+  );
 };
 
 export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
