@@ -8,15 +8,22 @@
  * human and AI messages are ignored: the message type, not the artifact, decides.
  *
  * Cost model. A chat re-renders on every streamed token, with a new `messages` array whose old
- * message objects are unchanged. So:
- * * each tool message object is validated once (results in a `WeakMap` keyed by the object);
+ * message objects are unchanged, and a virtualized transcript draws only some of its answers. So:
  * * each `messages` array is scanned once (a `WeakMap` keyed by the array), in O(messages) pointer
  *   and `type` checks, and its tool messages are matched against the previous array's: when they
  *   are the same objects (or an extension of them) the existing source index is reused or
  *   extended, so a streamed token costs no validation and no index rebuild;
- * * `collectSources(messages, i)` then returns a cached {@link SourceLookup} for "the first k tool
+ * * a tool message is validated (SHA-256 ids, handles, excerpts) only when a lookup needs it, and
+ *   once per object (results in a `WeakMap` keyed by the object): an index verifies its tool
+ *   messages in order, on demand. `get(id)` of an id not yet seen verifies the next messages of
+ *   the view until the id appears, so a citation of the first search of a long thread costs one
+ *   validation, not one per tool message; a miss, `size` and `sources()` verify the whole view.
+ *   Verifying in order keeps "first appearance wins" exact and means a later (possibly forged)
+ *   message is never read before an earlier one that carries the same id;
+ * * `collectSources(messages, i)` returns a cached {@link SourceLookup} for "the first k tool
  *   messages" — the same object on every token while nothing before `i` changed, which lets a
- *   memoized renderer skip the unchanged messages entirely.
+ *   memoized renderer skip the unchanged messages entirely. Its answers never change: verifying
+ *   more messages only adds sources after the ones already known.
  *
  * Message objects must be treated as immutable (as React state is): a tool message changed in
  * place is not re-validated.
@@ -39,7 +46,7 @@ export interface MessageEvidence {
 
 /** Counters for tests and diagnostics. */
 export interface ResolverStats {
-  /** Tool messages validated (one per distinct message object). */
+  /** Tool messages validated: at most one per distinct message object, and only those a lookup needed. */
   readonly validations: number;
   /** Source indexes built from scratch (a new history, a switched branch, a rewritten prefix). */
   readonly indexBuilds: number;
@@ -154,47 +161,80 @@ function displayOf(source: ResolvedSource): SourceDisplay {
   };
 }
 
-/** An append-only index over a sequence of tool messages; views see its first k messages. */
+/**
+ * An append-only list of tool messages; views see its first k. The messages are verified in
+ * order and only as far as a lookup needs (`verified` is the verified prefix), so every index
+ * below describes that prefix.
+ */
 class SourceStore {
   /** The tool message objects, in order (ordinal = position in this list). */
   readonly tools: unknown[] = [];
-  /** Each distinct source, in order of first appearance (first appearance wins). */
+  /** How many of `tools` (a prefix) are verified and indexed below. */
+  private verified = 0;
+  /** Each distinct verified source, in order of first appearance (first appearance wins). */
   private readonly list: ResolvedSource[] = [];
   /** A source id's position in `list`. */
   private readonly positions = new Map<string, number>();
-  /** `ends[k]` = number of distinct sources among the first k tool messages. */
+  /** `ends[k]` = number of distinct sources among the first k tool messages (k ≤ `verified`). */
   private readonly ends: number[] = [0];
   private readonly views = new Map<number, SourceLookup>();
 
-  append(message: unknown, evidence: MessageEvidence): void {
+  constructor(private readonly verify: (message: unknown) => MessageEvidence) {}
+
+  append(message: unknown): void {
     this.tools.push(message);
-    const { list, positions } = this;
-    for (const source of evidence.sources) {
-      if (positions.has(source.id)) continue; // first appearance wins; never replace evidence
-      positions.set(source.id, list.length);
-      list.push(source);
-    }
-    this.ends.push(list.length);
   }
 
   view(count: number): SourceLookup {
     if (count <= 0) return EMPTY_LOOKUP;
     const cached = this.views.get(count);
     if (cached !== undefined) return cached;
-    const { list, positions } = this;
-    // The first k messages' sources are exactly the first ends[k] of the list.
-    const size = this.ends[count] ?? 0;
+    const store = this; // the frozen view's `size` getter has its own `this`
     let snapshot: readonly ResolvedSource[] | null = null;
     const view: SourceLookup = Object.freeze({
-      get(id: string): ResolvedSource | undefined {
-        const position = positions.get(id);
-        return position !== undefined && position < size ? list[position] : undefined;
+      get: (id: string): ResolvedSource | undefined => store.find(count, id),
+      get size(): number {
+        return store.verifyPrefix(count, null);
       },
-      size,
-      sources: () => (snapshot ??= Object.freeze(list.slice(0, size))),
+      sources: () => (snapshot ??= Object.freeze(store.list.slice(0, store.verifyPrefix(count, null)))),
     });
     this.views.set(count, view);
     return view;
+  }
+
+  /** The source `id` among the first `count` tool messages, verifying no further than needed. */
+  private find(count: number, id: string): ResolvedSource | undefined {
+    let position = this.positions.get(id);
+    if (position === undefined && this.verified < count) {
+      this.verifyPrefix(count, id);
+      position = this.positions.get(id);
+    }
+    // A known id sits inside the verified prefix; it is in the view when it appeared before the
+    // view's end (an id first carried by a later message is not visible to an earlier answer).
+    const end = this.ends[Math.min(count, this.verified)] as number;
+    return position !== undefined && position < end ? this.list[position] : undefined;
+  }
+
+  /**
+   * Verifies the next tool messages, in order, until the first `count` are verified or `id`
+   * has appeared; returns the number of distinct sources among the first `count` once they are.
+   */
+  private verifyPrefix(count: number, id: string | null): number {
+    const { tools, list, positions, ends } = this;
+    while (this.verified < count) {
+      const at = this.verified;
+      const evidence = this.verify(tools[at]);
+      if (this.verified !== at) continue; // a re-entrant (injected) reader already indexed it
+      for (const source of evidence.sources) {
+        if (positions.has(source.id)) continue; // first appearance wins; never replace evidence
+        positions.set(source.id, list.length);
+        list.push(source);
+      }
+      this.verified = at + 1;
+      ends.push(list.length);
+      if (id !== null && positions.has(id)) break;
+    }
+    return ends[count] ?? 0;
   }
 }
 
@@ -239,22 +279,31 @@ export function createSourceResolver(options: SourceResolverOptions = {}): Sourc
     const cached = evidence.get(message);
     if (cached !== undefined) return cached;
     const stand = canonical(message);
-    if (stand !== message) {
-      const result = evidenceOf(stand) as MessageEvidence;
-      evidence.set(message, result);
-      return result;
-    }
+    const result = verify(stand);
+    if (stand !== message) evidence.set(message, result);
+    return result;
+  }
+
+  /**
+   * The evidence of a tool message that is its own canonical object (what an index holds: it
+   * was passed through `canonical` when its array was scanned, and is not passed again, so a
+   * late verification never reshuffles `byId`).
+   */
+  function verify(message: unknown): MessageEvidence {
+    const cached = evidence.get(message as object);
+    if (cached !== undefined) return cached;
     stats.validations += 1;
-    const content = hasOwn(message, "content") ? field(message, "content") : undefined;
-    const artifact = hasOwn(message, "artifact") ? field(message, "artifact") : undefined;
-    const name = hasOwn(message, "name") ? field(message, "name") : undefined;
+    const tool = message as Record<string, unknown>;
+    const content = hasOwn(tool, "content") ? field(tool, "content") : undefined;
+    const artifact = hasOwn(tool, "artifact") ? field(tool, "artifact") : undefined;
+    const name = hasOwn(tool, "name") ? field(tool, "name") : undefined;
     const shared = safeRead(() => readShared(content, artifact), SHARED_FAILED);
     const native = safeRead(() => readNativeSnapshot(content, artifact, name), NATIVE_FAILED);
     const sources: ResolvedSource[] = [];
     for (const record of shared.sources) sources.push(Object.freeze({ kind: "shared", id: record.id, record }));
     for (const record of native.sources) sources.push(Object.freeze({ kind: "native", id: record.id, record }));
     const result: MessageEvidence = Object.freeze({ shared, native, sources: Object.freeze(sources) });
-    evidence.set(message, result);
+    evidence.set(message as object, result);
     return result;
   }
 
@@ -266,15 +315,13 @@ export function createSourceResolver(options: SourceResolverOptions = {}): Sourc
       let same = 0;
       while (same < common && known[same] === tools[same]) same += 1;
       if (same < common) continue; // diverged (another branch, a rewritten prefix)
-      for (let i = known.length; i < tools.length; i++) {
-        store.append(tools[i], evidenceOf(tools[i]) as MessageEvidence);
-      }
+      for (let i = known.length; i < tools.length; i++) store.append(tools[i]);
       if (s !== 0) stores = [store, ...stores.filter((other) => other !== store)];
       return store;
     }
     stats.indexBuilds += 1;
-    const store = new SourceStore();
-    for (const tool of tools) store.append(tool, evidenceOf(tool) as MessageEvidence);
+    const store = new SourceStore(verify);
+    for (const tool of tools) store.append(tool);
     stores = [store, ...stores].slice(0, maxHistories);
     return store;
   }

@@ -19,7 +19,10 @@ export function remembering(base: SourceLookup, memory: Map<string, ResolvedSour
       }
       return memory.get(id);
     },
-    size: base.size,
+    // A getter: `base` may verify its whole history to count (resolve.ts verifies lazily).
+    get size(): number {
+      return base.size;
+    },
     sources: () => base.sources(),
   });
 }
