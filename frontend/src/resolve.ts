@@ -194,9 +194,9 @@ class SourceStore {
     const view: SourceLookup = Object.freeze({
       get: (id: string): ResolvedSource | undefined => store.find(count, id),
       get size(): number {
-        return store.verifyPrefix(count, null);
+        return store.sizeOf(count);
       },
-      sources: () => (snapshot ??= Object.freeze(store.list.slice(0, store.verifyPrefix(count, null)))),
+      sources: () => (snapshot ??= Object.freeze(store.list.slice(0, store.sizeOf(count)))),
     });
     this.views.set(count, view);
     return view;
@@ -206,7 +206,7 @@ class SourceStore {
   private find(count: number, id: string): ResolvedSource | undefined {
     let position = this.positions.get(id);
     if (position === undefined && this.verified < count) {
-      this.verifyPrefix(count, id);
+      this.verifyUntil(count, id);
       position = this.positions.get(id);
     }
     // A known id sits inside the verified prefix; it is in the view when it appeared before the
@@ -215,11 +215,14 @@ class SourceStore {
     return position !== undefined && position < end ? this.list[position] : undefined;
   }
 
-  /**
-   * Verifies the next tool messages, in order, until the first `count` are verified or `id`
-   * has appeared; returns the number of distinct sources among the first `count` once they are.
-   */
-  private verifyPrefix(count: number, id: string | null): number {
+  /** The number of distinct sources among the first `count` tool messages (all verified). */
+  private sizeOf(count: number): number {
+    this.verifyUntil(count, null);
+    return this.ends[count] as number;
+  }
+
+  /** Verifies the next tool messages, in order, until the first `count` are or `id` has appeared. */
+  private verifyUntil(count: number, id: string | null): void {
     const { tools, list, positions, ends } = this;
     while (this.verified < count) {
       const at = this.verified;
@@ -232,9 +235,8 @@ class SourceStore {
       }
       this.verified = at + 1;
       ends.push(list.length);
-      if (id !== null && positions.has(id)) break;
+      if (id !== null && positions.has(id)) return;
     }
-    return ends[count] ?? 0;
   }
 }
 
@@ -303,6 +305,8 @@ export function createSourceResolver(options: SourceResolverOptions = {}): Sourc
     for (const record of shared.sources) sources.push(Object.freeze({ kind: "shared", id: record.id, record }));
     for (const record of native.sources) sources.push(Object.freeze({ kind: "native", id: record.id, record }));
     const result: MessageEvidence = Object.freeze({ shared, native, sources: Object.freeze(sources) });
+    const first = evidence.get(message as object); // set by a re-entrant (injected) reader
+    if (first !== undefined) return first;
     evidence.set(message as object, result);
     return result;
   }

@@ -178,6 +178,27 @@ describe("lazy verification", () => {
     }
   });
 
+  it("keeps its index whole when an injected reader re-enters the resolver mid-verification", () => {
+    const messages = [toolMessage([six[0]!]), toolMessage([six[1]!, six[0]!]), toolMessage([six[2]!])];
+    let entered = false;
+    const resolver: SourceResolver = createSourceResolver({
+      readShared: (content, artifact) => {
+        if (!entered) {
+          entered = true;
+          expect(resolver.collectSources(messages, 3).size).toBe(3); // verifies everything, inside
+        }
+        return readEnvelope(content, artifact);
+      },
+    });
+    const lookup = resolver.collectSources(messages, 3);
+    expect(lookup.get(six[2]!.id)?.record).toEqual(six[2]);
+    expect(lookup.size).toBe(3);
+    expect(lookup.sources().map((source) => source.id)).toEqual([six[0]!.id, six[1]!.id, six[2]!.id]);
+    expect(resolver.collectSources(messages, 1).size).toBe(1);
+    expect(resolver.collectSources(messages, 2).size).toBe(2);
+    expect(resolver.collectSources(messages, 1).get(six[0]!.id)).toBe(resolver.evidenceOf(messages[0])?.sources[0]);
+  });
+
   it("a 10,000-message thread and 100,000 lookups of an id of the first message: 1 validation, O(lookups) probes", () => {
     const first = sharedRecord({ title: "First", excerpt: "First text." });
     const pool = Array.from({ length: 8 }, (_, k) => sharedRecord({ title: `Pool ${k}`, excerpt: `Pool ${k}.` }));
