@@ -22,12 +22,15 @@ import {
 import type { ResolvedSource } from "../lookup.js";
 import { describeSource, type InertReason, type SourceDisplay } from "../resolve.js";
 import { EXTERNAL_LINK_REL, displayHost, safeExternalUrl } from "../url.js";
+import { pageText, shortDescription } from "./description.js";
 import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
 import { visibleText } from "../visible.js";
 import { placePreview, type Box } from "./placement.js";
 import { findQuote, type QuoteSpan } from "./quote.js";
 import { readableExcerpt } from "./readable.js";
 import { isPinned, openChip, useChipGroup, type ChipHandlers } from "./chipState.js";
+
+export { shortDescription };
 
 export interface CitationChipProps {
   /** The verified source the citation resolved to. */
@@ -40,20 +43,12 @@ export interface CitationChipProps {
    */
   readonly suffix?: string | undefined;
   readonly labels?: KnowledgeLabels | undefined;
-}
-
-function pageText(pages: readonly number[], labels: KnowledgeLabels): string | null {
-  if (pages.length === 0) return null;
-  return `${pages.length === 1 ? labels.page : labels.pages} ${pages.join(", ")}`;
-}
-
-/** The provider and locators in a few words: a closed chip's description. */
-export function shortDescription(display: SourceDisplay, labels: KnowledgeLabels = DEFAULT_LABELS): string {
-  const parts = [display.provider];
-  if (display.datasetName !== null) parts.push(`${labels.dataset}: ${display.datasetName}`);
-  const pages = pageText(display.pages, labels);
-  if (pages !== null) parts.push(pages);
-  return parts.join(", ");
+  /**
+   * The id of an element elsewhere in the document that holds this chip's short description
+   * (provider and locators), e.g. one shared by a message's chips that read alike; the chip then
+   * renders none of its own. Default: the chip's own hidden description.
+   */
+  readonly describedBy?: string | undefined;
 }
 
 /** The excerpt as readable text (see readable.ts), the quoted characters marked. */
@@ -395,7 +390,7 @@ function ChipPreview({
  * tab order only once the preview is pinned (click or Enter), so each chip is one tab stop.
  * (`KnowledgeMarkdown` renders the same DOM without a component per chip: one state per message.)
  */
-export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }: CitationChipProps): ReactElement {
+export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS, describedBy }: CitationChipProps): ReactElement {
   const id = useId();
   const button = useRef<HTMLButtonElement | null>(null);
   const chips = useCallback((): ArrayLike<Element> => (button.current === null ? [] : [button.current]), []);
@@ -408,8 +403,8 @@ export function CitationChip({ source, number, suffix, labels = DEFAULT_LABELS }
     number,
     suffix,
     labels,
-    descriptionId: `dk-description-${id}`,
-    ownsDescription: true,
+    descriptionId: describedBy ?? `dk-description-${id}`,
+    ownsDescription: describedBy === undefined,
     previewId: open ? previewId : null,
     pinned: isPinned(group.state),
     anchor,

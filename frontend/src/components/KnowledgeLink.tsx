@@ -142,19 +142,21 @@ function LinkChip({
   readonly source: ResolvedSource;
   readonly labels: KnowledgeLabels;
 }): ReactElement {
-  // Re-renders when the chip's number or suffix changes (a later chip of the same title).
+  // Re-renders when the chip's number or suffix changes (a later chip of the same title). The
+  // chip is described by its message's shared description element (KnowledgeMessage draws it).
   const view = useSyncExternalStore(
     registry.subscribe,
     () => registry.viewOf(id),
     () => registry.viewOf(id),
   );
-  const [number, suffix] = view.split("\u0000") as [string, string];
+  const [number, suffix, description] = view.split("\u0000") as [string, string, string];
   return (
     <CitationChip
       source={source}
       number={number === "" ? undefined : Number(number)}
       suffix={suffix === "" ? undefined : suffix}
       labels={labels}
+      describedBy={description === "" ? undefined : description}
     />
   );
 }

@@ -9,8 +9,10 @@
 import {
   createContext,
   useContext,
+  useId,
   useMemo,
   useRef,
+  useSyncExternalStore,
   type ReactElement,
   type ReactNode,
 } from "react";
@@ -161,10 +163,13 @@ interface Held {
  * One rendered message: the knowledge links inside resolve against the evidence before it (in
  * the enclosing `KnowledgeSources`), and its chips are numbered by a registry the links feed as
  * they render (first citation first; see `citationRegistry.ts`). A message not found in the
- * thread has no evidence: its knowledge links are inert labels. Renders no element of its own.
+ * thread has no evidence: its knowledge links are inert labels. Renders no visible element of its
+ * own: after its children, one hidden element per distinct short description of its chips (the
+ * chips' `aria-describedby` targets, shared instead of one per chip).
  */
 export function KnowledgeMessage({ message, messageId, sources, children }: KnowledgeMessageProps): ReactElement {
   const thread = useContext(SourcesContext);
+  const descriptionPrefix = `dk-description${useId()}`;
   const target = messageId ?? message;
   const index = sources === undefined ? thread.indexOf(target) : -1;
   const key = idOf(target) ?? index;
@@ -177,7 +182,7 @@ export function KnowledgeMessage({ message, messageId, sources, children }: Know
   // One registry per message (a new one when the host reuses this element for another message).
   const held = useRef<Held | null>(null);
   if (held.current === null || !Object.is(held.current.key, key)) {
-    held.current = { key, registry: new CitationRegistry(lookup, thread.labels) };
+    held.current = { key, registry: new CitationRegistry(lookup, thread.labels, descriptionPrefix) };
   }
   const registry = held.current.registry;
   registry.update(lookup, thread.labels);
@@ -185,5 +190,24 @@ export function KnowledgeMessage({ message, messageId, sources, children }: Know
     () => ({ registry, labels: thread.labels, sources: lookup }),
     [registry, thread.labels, lookup],
   );
-  return <MessageScopeContext.Provider value={scope}>{children}</MessageScopeContext.Provider>;
+  return (
+    <MessageScopeContext.Provider value={scope}>
+      {children}
+      <ChipDescriptions registry={registry} />
+    </MessageScopeContext.Provider>
+  );
+}
+
+/**
+ * The message's chip descriptions, hidden (`aria-describedby` reads hidden targets). Drawn after
+ * the message, so on a first render every link above has already claimed its source; later
+ * claims (a streamed message) arrive through the registry's subscription.
+ */
+function ChipDescriptions({ registry }: { readonly registry: CitationRegistry }): ReactNode {
+  const list = useSyncExternalStore(registry.subscribe, registry.descriptions, registry.descriptions);
+  return list.map(([id, text]) => (
+    <span key={id} id={id} hidden>
+      {text}
+    </span>
+  ));
 }

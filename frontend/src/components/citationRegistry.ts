@@ -18,11 +18,16 @@
  *
  * Malformed citations are counted as distinct (label, destination) pairs: a registry cannot tell
  * a second occurrence from a second render of the first one.
+ *
+ * Descriptions. The chips of one message whose short descriptions (provider and locators) read
+ * alike are described by one hidden element (`descriptions()`, drawn once per message by
+ * `KnowledgeMessage`), not one per chip: a message citing one provider 21 times draws one.
  */
 
 import type { Citation } from "../citations.js";
 import { EMPTY_LOOKUP, type ResolvedSource, type SourceLookup } from "../lookup.js";
 import { describeSource } from "../resolve.js";
+import { shortDescription } from "./description.js";
 import { DEFAULT_LABELS, type KnowledgeLabels } from "./labels.js";
 
 /** What the sources panel of one message shows (frozen; a new object whenever it changes). */
@@ -50,6 +55,11 @@ interface TitleEntry {
   readonly pages: string;
 }
 
+/** One hidden description element: its id and its text. */
+export type ChipDescription = readonly [id: string, text: string];
+
+const NO_DESCRIPTIONS: readonly ChipDescription[] = Object.freeze([]);
+
 /** The per-message citation registry (see the module comment). */
 export class CitationRegistry {
   /** Distinct well-formed ids, in first-claim order. */
@@ -64,6 +74,11 @@ export class CitationRegistry {
   /** Verified sources grouped by displayed title (for suffixes), in number order. */
   private titles = new Map<string, TitleEntry[]>();
   private titleOf = new Map<string, string>();
+  /** Description text → its element id, in first-claim order; and each verified id's element. */
+  private descriptionIds = new Map<string, string>();
+  private describedBy = new Map<string, string>();
+  private descriptionList: ChipDescription[] = [];
+  private descriptionSnapshot: readonly ChipDescription[] = NO_DESCRIPTIONS;
   private version = 0;
   private published = 0;
   private cached: { version: number; cited: CitedSources } | null = null;
@@ -71,7 +86,15 @@ export class CitationRegistry {
   private readonly listeners = new Set<() => void>();
   private scheduled = false;
 
-  constructor(lookup: SourceLookup = EMPTY_LOOKUP, labels: KnowledgeLabels = DEFAULT_LABELS) {
+  /**
+   * `descriptionPrefix` starts the ids of the message's description elements: unique in the
+   * document (a `useId()`), so two messages' descriptions never share an id.
+   */
+  constructor(
+    lookup: SourceLookup = EMPTY_LOOKUP,
+    labels: KnowledgeLabels = DEFAULT_LABELS,
+    private readonly descriptionPrefix = "dk-description",
+  ) {
     this.lookup = lookup;
     this.labels = labels;
   }
@@ -98,6 +121,10 @@ export class CitationRegistry {
     this.verified = [];
     this.titles = new Map();
     this.titleOf = new Map();
+    this.descriptionIds = new Map();
+    this.describedBy = new Map();
+    this.descriptionList = [];
+    this.descriptionSnapshot = NO_DESCRIPTIONS;
     for (const id of this.order) this.number(id);
     this.changed();
   }
@@ -142,9 +169,28 @@ export class CitationRegistry {
     return pagesTell ? this.labels.pageShort(pages[index] as string) : this.labels.excerptNumber(index + 1);
   }
 
-  /** What a chip of `id` shows besides its source: number and suffix, as one comparable string. */
+  /** The id of the element describing the chips of a claimed, verified id. */
+  descriptionOf(id: string): string | undefined {
+    return this.describedBy.get(id);
+  }
+
+  /**
+   * The message's description elements, in first-claim order (same array until one is added; a
+   * snapshot for `useSyncExternalStore`).
+   */
+  readonly descriptions = (): readonly ChipDescription[] => {
+    if (this.descriptionSnapshot.length !== this.descriptionList.length) {
+      this.descriptionSnapshot = Object.freeze([...this.descriptionList]);
+    }
+    return this.descriptionSnapshot;
+  };
+
+  /**
+   * What a chip of `id` shows besides its source: number, suffix and description element, as one
+   * comparable string.
+   */
   viewOf(id: string): string {
-    return `${this.numbers.get(id) ?? ""}\u0000${this.suffixOf(id) ?? ""}`;
+    return `${this.numbers.get(id) ?? ""}\u0000${this.suffixOf(id) ?? ""}\u0000${this.describedBy.get(id) ?? ""}`;
   }
 
   /**
@@ -199,6 +245,14 @@ export class CitationRegistry {
     group.push({ id, pages: display.pages.join(", ") });
     this.titles.set(title, group);
     this.titleOf.set(id, title);
+    const text = shortDescription(display, this.labels);
+    let element = this.descriptionIds.get(text);
+    if (element === undefined) {
+      element = `${this.descriptionPrefix}-${this.descriptionIds.size}`;
+      this.descriptionIds.set(text, element);
+      this.descriptionList.push(Object.freeze([element, text] as const));
+    }
+    this.describedBy.set(id, element);
   }
 
   // Claims happen while React renders: listeners (other components' state) are told afterwards,

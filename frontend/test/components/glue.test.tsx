@@ -251,6 +251,59 @@ describe("numbering", () => {
   });
 });
 
+/** Each chip's description, read the way assistive technology reads `aria-describedby`. */
+function descriptions(scope: HTMLElement = document.body): string[] {
+  return [...scope.querySelectorAll(".dk-chip")].map((chip) => {
+    const target = document.getElementById(chip.getAttribute("aria-describedby") ?? "");
+    return target === null ? "(none)" : `${target.hidden ? "hidden" : "shown"}: ${target.textContent}`;
+  });
+}
+
+describe("chip descriptions", () => {
+  it("are one hidden element per distinct description per message, not one per chip", () => {
+    resolver = createSourceResolver();
+    const c = sharedRecord({ title: "Gamma", excerpt: "Gamma text." });
+    const cites = [c, a, c, b, c, c, a].map((record) => cite(record)).join(" and ");
+    render(
+      <StrictMode>
+        <Thread messages={[human("q"), toolMessage([a, b, c]), ai(`x ${cites}`), ai(`y ${cite(c)} ${cite(c)}`)]} />
+      </StrictMode>,
+    );
+    const [first, second] = [...document.querySelectorAll("article")] as HTMLElement[];
+    expect(descriptions(first!)).toEqual([
+      "hidden: local",
+      "hidden: local, Page 3",
+      "hidden: local",
+      "hidden: local, Dataset: Docs",
+      "hidden: local",
+      "hidden: local",
+      "hidden: local, Page 3",
+    ]);
+    // Three descriptions, three elements (not seven), each its own id in the document.
+    expect(first!.querySelectorAll("[hidden]")).toHaveLength(3);
+    expect(second!.querySelectorAll("[hidden]")).toHaveLength(1);
+    expect(descriptions(second!)).toEqual(["hidden: local", "hidden: local"]);
+    const ids = [...document.querySelectorAll("[hidden][id]")].map((element) => element.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    // An open chip is described by its preview instead.
+    const chip = within(first!).getAllByRole("button", { name: "Source 2: Alpha" })[0]!;
+    fireEvent.click(chip);
+    expect(document.getElementById(chip.getAttribute("aria-describedby")!)!.classList.contains("dk-preview")).toBe(true);
+  });
+
+  it("follow a streamed message: a new description arrives with its first chip", async () => {
+    resolver = createSourceResolver();
+    const base = [human("q"), toolMessage([a, b])];
+    const { rerender } = render(<Thread messages={[...base, { type: "ai", id: "s", content: `x ${cite(a)}` }]} />);
+    expect(descriptions()).toEqual(["hidden: local, Page 3"]);
+    await act(async () => {
+      rerender(<Thread messages={[...base, { type: "ai", id: "s", content: `x ${cite(a)} ${cite(b)} ${cite(a)}` }]} />);
+    });
+    expect(descriptions()).toEqual(["hidden: local, Page 3", "hidden: local, Dataset: Docs", "hidden: local, Page 3"]);
+    expect(document.querySelectorAll("[hidden]")).toHaveLength(2);
+  });
+});
+
 // Like streamdown: one memoized renderer per block, so an unchanged block never re-renders.
 const Block = memo(function Block({ text }: { text: string }) {
   return <Markdown components={COMPONENTS}>{text}</Markdown>;
