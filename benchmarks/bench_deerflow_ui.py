@@ -20,8 +20,10 @@ each build in turn (alternating which goes first) and reading the main thread's 
 page is quiet, and how many citations the page then holds; the same for an empty thread.
 
 Equal work: DeerFlow's message list is virtual (it draws the groups in view, plus a few), and a
-chip, its panel and a badge differ in height, so the two builds draw different numbers of the
-same answers (measured: 525 badges vs 336 chips in a 30,000 px window). Every answer is the same
+chip, its panel and a badge differ in height, and the list settles on how many to draw as it
+measures them, so the two builds may draw different numbers of the same answers (measured in a
+30,000 px window: 525 badges vs 336 chips while our sources panel started open; 525 or 1,050
+badges vs 525 or 945 chips with it closed, as DeerFlow's own panel is). Every answer is the same
 text with the same CITATIONS_PER_ANSWER citations, so the work each build does for the thread is
 normalised per drawn citation: (thread - empty thread) / citations drawn, in the same round, and
 the ratio of the medians of that, patched / unpatched, is the last line (target <= 1.0). The
