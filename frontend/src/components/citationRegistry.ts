@@ -171,6 +171,7 @@ export class CitationRegistry {
 
   /** The id of the element describing the chips of a claimed, verified id. */
   descriptionOf(id: string): string | undefined {
+    this.describe();
     return this.describedBy.get(id);
   }
 
@@ -179,6 +180,7 @@ export class CitationRegistry {
    * snapshot for `useSyncExternalStore`).
    */
   readonly descriptions = (): readonly ChipDescription[] => {
+    this.describe();
     if (this.descriptionSnapshot.length !== this.descriptionList.length) {
       this.descriptionSnapshot = Object.freeze([...this.descriptionList]);
     }
@@ -190,6 +192,7 @@ export class CitationRegistry {
    * comparable string.
    */
   viewOf(id: string): string {
+    this.describe();
     return `${this.numbers.get(id) ?? ""}\u0000${this.suffixOf(id) ?? ""}\u0000${this.describedBy.get(id) ?? ""}`;
   }
 
@@ -245,14 +248,23 @@ export class CitationRegistry {
     group.push({ id, pages: display.pages.join(", ") });
     this.titles.set(title, group);
     this.titleOf.set(id, title);
-    const text = shortDescription(display, this.labels);
-    let element = this.descriptionIds.get(text);
-    if (element === undefined) {
-      element = `${this.descriptionPrefix}-${this.descriptionIds.size}`;
-      this.descriptionIds.set(text, element);
-      this.descriptionList.push(Object.freeze([element, text] as const));
+  }
+
+  // Descriptions are assigned on demand, in number order (so in first-claim order): only the glue
+  // asks for them; `KnowledgeMarkdown`'s registry never pays for them.
+  private describe(): void {
+    const { verified, descriptionIds, describedBy } = this;
+    for (let index = describedBy.size; index < verified.length; index++) {
+      const source = verified[index] as ResolvedSource;
+      const text = shortDescription(describeSource(source), this.labels);
+      let element = descriptionIds.get(text);
+      if (element === undefined) {
+        element = `${this.descriptionPrefix}-${descriptionIds.size}`;
+        descriptionIds.set(text, element);
+        this.descriptionList.push(Object.freeze([element, text] as const));
+      }
+      describedBy.set(source.id, element);
     }
-    this.describedBy.set(id, element);
   }
 
   // Claims happen while React renders: listeners (other components' state) are told afterwards,
