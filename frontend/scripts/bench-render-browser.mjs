@@ -28,7 +28,7 @@ import {
   describeSource,
   sourceId,
 } from "../src/index.ts";
-import { shortDescription } from "../src/components/CitationChip.tsx";
+import { shortDescription } from "../src/components/description.ts";
 import {
   buildHistory,
   domSize,

@@ -30,8 +30,6 @@ import { findQuote, type QuoteSpan } from "./quote.js";
 import { readableExcerpt } from "./readable.js";
 import { isPinned, openChip, useChipGroup, type ChipHandlers } from "./chipState.js";
 
-export { shortDescription };
-
 export interface CitationChipProps {
   /** The verified source the citation resolved to. */
   readonly source: ResolvedSource;

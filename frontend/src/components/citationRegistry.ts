@@ -169,12 +169,6 @@ export class CitationRegistry {
     return pagesTell ? this.labels.pageShort(pages[index] as string) : this.labels.excerptNumber(index + 1);
   }
 
-  /** The id of the element describing the chips of a claimed, verified id. */
-  descriptionOf(id: string): string | undefined {
-    this.describe();
-    return this.describedBy.get(id);
-  }
-
   /**
    * The message's description elements, in first-claim order (same array until one is added; a
    * snapshot for `useSyncExternalStore`).
